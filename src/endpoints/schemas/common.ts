@@ -1,0 +1,28 @@
+// Building blocks shared by every endpoint's data schema. Nullability is always explicit:
+// `Nullable(X)` is the only way a field may carry `null`, so the OpenAPI document and the
+// output check agree on it.
+import { Type, type TSchema } from 'typebox';
+
+/** A value that is either `schema` or JSON null. */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** ISO 8601 UTC date-time string with milliseconds, e.g. `2024-05-01T12:00:00.000Z`. */
+export const DateTime = (description?: string) =>
+  Type.String({ format: 'date-time', ...(description ? { description } : {}) });
+
+/** Absolute URL string. */
+export const Url = (description?: string) => Type.String({ ...(description ? { description } : {}) });
+
+/** An object whose shape the contract leaves open: any JSON object, passed through unchanged. */
+export const OpenObject = (description?: string) =>
+  Type.Object({}, { additionalProperties: true, ...(description ? { description } : {}) });
+
+/** `{type, count}` reaction breakdown used by socialnet posts, comments and replies. */
+export const ReactionByType = Type.Object(
+  { type: Type.String(), count: Type.Integer() },
+  { additionalProperties: false },
+);
+
+/** Closed object: every field is declared, nothing else may appear. */
+export const Obj = <P extends Record<string, TSchema>>(properties: P, description?: string) =>
+  Type.Object(properties, { additionalProperties: false, ...(description ? { description } : {}) });

@@ -1,0 +1,81 @@
+// The single declaration each endpoint makes. Routes, query validation, the output check, the
+// OpenAPI document and the docs page are all generated from these objects.
+import type { TObject } from 'typebox';
+import type { Logger } from 'pino';
+
+/** One validation problem: `path` names the parameter, `message` says why. */
+export interface ValidationDetail {
+  path: string;
+  message: string;
+}
+
+/** Raw query after schema validation: every parameter is a string. */
+export type RawQuery = Record<string, string | undefined>;
+
+/**
+ * The canonical form of a request's target: the parameters that say *what* is scraped
+ * (canonical URL, page id, username, switches). It feeds the cache key and binds cursors.
+ */
+export type TargetParams = Record<string, string>;
+
+export type NormaliseResult = { ok: true; params: TargetParams } | { ok: false; details: ValidationDetail[] };
+
+/** How an endpoint pages: which query parameter carries the token and how `data.paging` looks. */
+export interface PagingStyle {
+  /** Query parameter that carries the token back (`cursor` or `pageToken`). */
+  param: 'cursor' | 'pageToken';
+  /** Name of the token field inside `data.paging`. */
+  field: 'cursor' | 'pageToken';
+  /** Name of the "more to come" flag inside `data.paging`. */
+  flag: 'hasNextPage' | 'hasMore';
+  /** What the token field holds at the end of a listing: `null`, or `""` for non-nullable strings. */
+  end: null | '';
+}
+
+export interface ExtractRequest {
+  /** Canonical target parameters, as `normalise` returned them. */
+  params: TargetParams;
+  /** Upstream position carried by the client's cursor, or null for the first page. */
+  position: string | null;
+}
+
+export interface ExtractContext {
+  /** Aborted when the request's time budget runs out or the service shuts down. */
+  signal: AbortSignal;
+  /** Epoch milliseconds by which the extraction must have finished. */
+  deadline: number;
+  log: Logger;
+}
+
+export interface ExtractResult {
+  /** The endpoint's `data` without `fetchedAt` and without `paging`. */
+  data: Record<string, unknown>;
+  /** Upstream position of the next page, or null at the end of a listing. */
+  next?: string | null;
+}
+
+/**
+ * Scrapes one target. Returns data or throws an `UpstreamOutcome`; it knows nothing of HTTP
+ * status codes, credits or the cache.
+ */
+export type Extractor = (request: ExtractRequest, context: ExtractContext) => Promise<ExtractResult>;
+
+export interface EndpointDeclaration {
+  /** Stable identifier, e.g. `socialnet.profile.posts`; used in cache keys, cursors and metrics. */
+  id: string;
+  path: string;
+  platform: string;
+  summary: string;
+  description: string;
+  /** Query parameters (all strings; `cache_max_age` is added by the core). */
+  query: TObject;
+  /** The full `data` object, `fetchedAt` and `paging` included. */
+  data: TObject;
+  paging?: PagingStyle;
+  /** Cross-field rules and canonicalisation, run after the schema check. */
+  normalise: (query: RawQuery) => NormaliseResult;
+  /** Missing until the platform's extractor is built: the endpoint then answers 501. */
+  extractor?: Extractor;
+  /** A sample query for the docs. */
+  exampleQuery: Record<string, string>;
+}

@@ -1,0 +1,139 @@
+// Storage interfaces. The embedded default (SQLite, in-process) and the scale-out
+// implementations (PostgreSQL, Redis) implement these and pass the same behaviour suite.
+// Nothing here may assume a particular engine.
+
+export interface Team {
+  id: string;
+  name: string;
+  /** Current balance in credits (reservations in flight already deducted). */
+  credits: number;
+  /** Requests admitted per rolling 60 seconds. */
+  rateLimit: number;
+  createdAt: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  teamId: string;
+  name: string;
+  /** Recognisable start of the key, shown in listings. */
+  prefix: string;
+  /** Last four characters of the key, shown in listings. */
+  last4: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface NewTeam {
+  name: string;
+  credits: number;
+  rateLimit: number;
+}
+
+export interface AccountStore {
+  createTeam(team: NewTeam): Promise<Team>;
+  getTeam(id: string): Promise<Team | null>;
+  listTeams(): Promise<Team[]>;
+  updateTeam(id: string, changes: { rateLimit?: number; name?: string }): Promise<Team | null>;
+  /** Stores a key by its hash only. */
+  createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string }): Promise<ApiKeyRecord>;
+  /** The active (not revoked) key with this hash, with its team; null when none. */
+  findActiveKey(hash: string): Promise<{ key: ApiKeyRecord; hash: string; team: Team } | null>;
+  listKeys(teamId: string): Promise<ApiKeyRecord[]>;
+  /** True when the key existed and was active. */
+  revokeKey(id: string): Promise<boolean>;
+  /** Records last use of several keys at once (called in batches, never per request). */
+  recordKeyUse(lastUsed: ReadonlyMap<string, string>): Promise<void>;
+}
+
+export interface LedgerEntry {
+  id: number;
+  teamId: string;
+  /** Positive for top-ups and refunds, negative for charges. */
+  amount: number;
+  reason: 'topup' | 'charge' | 'refund';
+  requestId: string | null;
+  createdAt: string;
+}
+
+export type ReserveResult =
+  | { ok: true; reservationId: string; balance: number }
+  | { ok: false; balance: number };
+
+export interface Usage {
+  teamId: string;
+  charged: number;
+  refunded: number;
+  toppedUp: number;
+  balance: number;
+  pendingReservations: number;
+}
+
+export interface Ledger {
+  /** Adds a positive amount; returns the new balance. Throws when the team does not exist. */
+  addCredits(teamId: string, amount: number, requestId?: string | null): Promise<number>;
+  /**
+   * Atomically takes `amount` from the balance for a live scrape, recording a durable
+   * reservation that expires at `deadline` (epoch ms). Never lets the balance go below zero.
+   */
+  reserve(teamId: string, amount: number, requestId: string, deadline: number): Promise<ReserveResult>;
+  /** Keeps a reservation's charge; returns the balance. */
+  commit(reservationId: string): Promise<number>;
+  /** Gives a pending reservation back exactly once; returns the balance. */
+  refund(reservationId: string): Promise<number>;
+  /** Refunds every pending reservation whose deadline is before `now`; returns how many. */
+  refundExpired(now: number): Promise<number>;
+  balance(teamId: string): Promise<number | null>;
+  entries(teamId: string, limit?: number): Promise<LedgerEntry[]>;
+  usage(teamId: string): Promise<Usage | null>;
+}
+
+export interface CacheEntry {
+  /** Serialised `data` object. */
+  value: string;
+  /** Epoch ms of the live scrape that produced it. */
+  storedAt: number;
+}
+
+export interface CacheStore {
+  get(key: string): Promise<CacheEntry | null>;
+  /** `target` groups every entry of one scraped target so that they can be dropped together. */
+  set(key: string, target: string, entry: CacheEntry): Promise<void>;
+  deleteTarget(target: string): Promise<void>;
+  /** Drops entries older than `maxAgeMs` and evicts least recently used ones beyond the size bound. */
+  prune(now: number): Promise<void>;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Whole seconds until the window admits one more request; 0 when requests remain. */
+  resetSeconds: number;
+}
+
+export interface RateLimiter {
+  /** Counts one request against `key` if it is admitted under `limit` per `windowMs` (rolling). */
+  hit(key: string, limit: number, windowMs: number, now?: number): Promise<RateDecision>;
+  /** The decision a hit would get, without counting anything. */
+  peek(key: string, limit: number, windowMs: number, now?: number): Promise<RateDecision>;
+}
+
+export interface Stores {
+  accounts: AccountStore;
+  ledger: Ledger;
+  cache: CacheStore;
+  limiter: RateLimiter;
+  /** Cheap reachability check for `/readyz`. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Thrown by a store whose backend cannot be reached; answered with 503. */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
