@@ -26,3 +26,26 @@ export const ReactionByType = Type.Object(
 /** Closed object: every field is declared, nothing else may appear. */
 export const Obj = <P extends Record<string, TSchema>>(properties: P, description?: string) =>
   Type.Object(properties, { additionalProperties: false, ...(description ? { description } : {}) });
+
+// ---- query parameters (every query value arrives as a string) ----
+
+/** A string query parameter of at most `maxLength` characters. */
+export const QueryText = (maxLength: number, description: string) =>
+  Type.String({ minLength: 1, maxLength, description });
+
+/** `url` parameter: absolute http(s) URL on one of the platform's hosts, at most 2,048 characters. */
+export const UrlParam = (description: string) => QueryText(2048, description);
+
+/** Cursor or page token: at most 4,096 characters. */
+export const TokenParam = (description: string) => QueryText(4096, description);
+
+/** Boolean switch: `true`, `false`, `1` or `0`. */
+export const BooleanParam = (description: string, defaultValue: boolean) =>
+  Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')], {
+    description: `${description} Accepts \`true\`, \`false\`, \`1\`, \`0\`.`,
+    default: String(defaultValue),
+  });
+
+/** Reads a validated boolean switch, applying its default. */
+export const readBoolean = (value: string | undefined, defaultValue: boolean): boolean =>
+  value === undefined ? defaultValue : value === 'true' || value === '1';
