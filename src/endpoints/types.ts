@@ -32,11 +32,17 @@ export interface PagingStyle {
   end: null | '';
 }
 
+/**
+ * Where a listing continues upstream: a small JSON object (e.g. `{profileId, cursor}`) that the
+ * service seals inside its own cursor and hands back to the extractor on the next call.
+ */
+export type UpstreamPosition = Readonly<Record<string, string | number | boolean | null>>;
+
 export interface ExtractRequest {
   /** Canonical target parameters, as `normalise` returned them. */
   params: TargetParams;
   /** Upstream position carried by the client's cursor, or null for the first page. */
-  position: string | null;
+  position: UpstreamPosition | null;
 }
 
 export interface ExtractContext {
@@ -51,7 +57,7 @@ export interface ExtractResult {
   /** The endpoint's `data` without `fetchedAt` and without `paging`. */
   data: Record<string, unknown>;
   /** Upstream position of the next page, or null at the end of a listing. */
-  next?: string | null;
+  next?: UpstreamPosition | null;
 }
 
 /**
