@@ -1,7 +1,7 @@
 // The single declaration each endpoint makes. Routes, query validation, the output check, the
 // OpenAPI document and the docs page are all generated from these objects.
 import type { TObject } from 'typebox';
-import type { Logger } from 'pino';
+import type { LogFn } from 'pino';
 
 /** One validation problem: `path` names the parameter, `message` says why. */
 export interface ValidationDetail {
@@ -50,7 +50,7 @@ export interface ExtractContext {
   signal: AbortSignal;
   /** Epoch milliseconds by which the extraction must have finished. */
   deadline: number;
-  log: Logger;
+  log: { debug: LogFn; info: LogFn; warn: LogFn; error: LogFn };
 }
 
 export interface ExtractResult {

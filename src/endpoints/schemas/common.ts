@@ -39,12 +39,13 @@ export const UrlParam = (description: string) => QueryText(2048, description);
 /** Cursor or page token: at most 4,096 characters. */
 export const TokenParam = (description: string) => QueryText(4096, description);
 
+/** A string parameter that takes one of `values` (rendered as a JSON Schema `enum`). */
+export const EnumParam = <V extends string>(values: readonly V[], description: string, defaultValue?: V) =>
+  Type.Unsafe<V>({ type: 'string', enum: [...values], description, ...(defaultValue ? { default: defaultValue } : {}) });
+
 /** Boolean switch: `true`, `false`, `1` or `0`. */
 export const BooleanParam = (description: string, defaultValue: boolean) =>
-  Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')], {
-    description: `${description} Accepts \`true\`, \`false\`, \`1\`, \`0\`.`,
-    default: String(defaultValue),
-  });
+  EnumParam(['true', 'false', '1', '0'], `${description} Accepts \`true\`, \`false\`, \`1\`, \`0\`.`, String(defaultValue) as 'true' | 'false');
 
 /** Reads a validated boolean switch, applying its default. */
 export const readBoolean = (value: string | undefined, defaultValue: boolean): boolean =>

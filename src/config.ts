@@ -1,0 +1,99 @@
+// Configuration from the environment. Every value has a production default; the demo and the
+// tests override them.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export const PLATFORM_ORIGINS = {
+  socialnet: { variable: 'SOCIALNET_ORIGIN', host: 'www.socialnet.example' },
+  snapmsg: { variable: 'SNAPMSG_ORIGIN', host: 'www.snapmsg.example' },
+  'linkpage-a': { variable: 'LINKPAGE_A_ORIGIN', host: 'linkpage-a.example' },
+  'linkpage-b': { variable: 'LINKPAGE_B_ORIGIN', host: 'linkpage-b.example' },
+  shopfront: { variable: 'SHOPFRONT_ORIGIN', host: 'www.shopfront.example' },
+} as const;
+
+export type Platform = keyof typeof PLATFORM_ORIGINS;
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Where each platform's upstream requests go: scheme, host and optional port. */
+  origins: Record<Platform, string>;
+  cursorSecret: string;
+  /** When set, `/metrics` requires it as a bearer token. */
+  metricsToken: string | undefined;
+  /** Time budget of one API request's upstream work. */
+  requestBudgetMs: number;
+  /** Margin past the budget before a pending reservation counts as abandoned. */
+  reservationMarginMs: number;
+  cacheMaxBytes: number;
+  logLevel: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be an integer of at least ${min}, got "${raw}"`);
+  return value;
+}
+
+/** An origin is a scheme, host and optional port with no path. */
+export function parseOrigin(name: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${name} must be an origin such as http://127.0.0.1:4101, got "${raw}"`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash || (url.pathname !== '/' && url.pathname !== '')) {
+    throw new Error(`${name} must be an origin (scheme, host, optional port; no path), got "${raw}"`);
+  }
+  return url.origin;
+}
+
+/** The cursor secret: from CURSOR_SECRET, else generated once and kept in the data directory. */
+function cursorSecret(env: Env, dataDir: string): string {
+  const configured = env.CURSOR_SECRET;
+  if (configured) {
+    if (configured.length < 16) throw new Error('CURSOR_SECRET must be at least 16 characters');
+    return configured;
+  }
+  const file = join(dataDir, 'cursor-secret');
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    const secret = randomBytes(32).toString('base64url');
+    // 'wx' fails if another process created it meanwhile; then read theirs.
+    try {
+      writeFileSync(file, `${secret}\n`, { flag: 'wx', mode: 0o600 });
+      return secret;
+    } catch {
+      return readFileSync(file, 'utf8').trim();
+    }
+  }
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const dataDir = resolve(env.DATA_DIR || './data');
+  mkdirSync(dataDir, { recursive: true });
+  const origins = {} as Record<Platform, string>;
+  for (const [platform, { variable, host }] of Object.entries(PLATFORM_ORIGINS) as [Platform, { variable: string; host: string }][]) {
+    origins[platform] = parseOrigin(variable, env[variable] || `https://${host}`);
+  }
+  return {
+    port: integer(env, 'PORT', 3000, 0),
+    host: env.HOST || '127.0.0.1',
+    dataDir,
+    origins,
+    cursorSecret: cursorSecret(env, dataDir),
+    metricsToken: env.METRICS_TOKEN || undefined,
+    requestBudgetMs: integer(env, 'REQUEST_BUDGET_MS', 15_000, 100),
+    reservationMarginMs: integer(env, 'RESERVATION_MARGIN_MS', 60_000, 0),
+    cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 1024 * 1024 * 1024, 1024),
+    logLevel: env.LOG_LEVEL || 'info',
+  };
+}

@@ -1,0 +1,66 @@
+// `npm run serve`: the API alone, configured by the environment (see README).
+import { pathToFileURL } from 'node:url';
+import { loadConfig, type Config } from './config.ts';
+import { endpoints } from './endpoints/index.ts';
+import { buildApp } from './server/app.ts';
+import { openSqliteStores } from './store/sqlite.ts';
+import type { Stores } from './store/types.ts';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+
+export function openStores(config: Config): Stores {
+  return openSqliteStores({ path: join(config.dataDir, 'service.db'), cacheMaxBytes: config.cacheMaxBytes });
+}
+
+export interface Running {
+  app: FastifyInstance;
+  address: string;
+  stop: () => Promise<void>;
+}
+
+/** Starts the API on the configured address; SIGTERM and SIGINT drain it and stop. */
+export async function start(config: Config, stores: Stores = openStores(config)): Promise<Running> {
+  const app = await buildApp({
+    stores,
+    endpoints,
+    cursorSecret: config.cursorSecret,
+    requestBudgetMs: config.requestBudgetMs,
+    reservationMarginMs: config.reservationMarginMs,
+    metricsToken: config.metricsToken,
+    logger: { level: config.logLevel },
+  });
+  const address = await app.listen({ port: config.port, host: config.host });
+  let stopping: Promise<void> | null = null;
+  const stop = () => {
+    stopping ??= (async () => {
+      // In-flight requests finish and settle their credits; past the budget they are aborted
+      // (and refunded) so that the process never hangs.
+      const force = setTimeout(() => app.abortScrapes(), config.requestBudgetMs + 1_000);
+      force.unref();
+      await app.close();
+      clearTimeout(force);
+      await stores.close();
+    })();
+    return stopping;
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      app.log.info({ signal }, 'draining and stopping');
+      stop().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          app.log.error({ err: error }, 'stop failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
+  return { app, address, stop };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  start(loadConfig()).catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,259 @@
+// The Fastify application: envelope, errors, auth, rate limit, the generated endpoint routes,
+// OpenAPI, docs, health and metrics. Everything platform-specific arrives through the
+// endpoint declarations.
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { EndpointDeclaration } from '../endpoints/types.ts';
+import { StoreUnavailableError, type Stores } from '../store/types.ts';
+import { authenticate, enforceRateLimit, KeyUseRecorder, type Caller } from './auth.ts';
+import { CursorSealer } from './cursors.ts';
+import { ApiError, errorBody } from './errors.ts';
+import { newRequestId } from './ids.ts';
+import { Metrics } from './metrics.ts';
+import { routeSchema } from './openapi.ts';
+import { compileEndpoints, ScrapeService, type Outcome } from './scrape.ts';
+import { sameHash, hashKey } from './keys.ts';
+
+export interface AppOptions {
+  stores: Stores;
+  endpoints: readonly EndpointDeclaration[];
+  cursorSecret: string;
+  requestBudgetMs?: number;
+  reservationMarginMs?: number;
+  metricsToken?: string | undefined;
+  /** Fastify logger option; false in tests. */
+  logger?: FastifyServerOptions['logger'];
+  /** Clock, replaceable in tests. */
+  now?: () => number;
+  /** How often abandoned reservations are refunded and the cache pruned. */
+  maintenanceIntervalMs?: number;
+  /** How often key last-use times are written. */
+  keyUseFlushMs?: number;
+  trustProxy?: boolean;
+}
+
+interface RequestState {
+  team: string | null;
+  endpoint: string | null;
+  outcome: Outcome;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    state: RequestState;
+    caller: Caller | null;
+  }
+  interface FastifyInstance {
+    metrics: Metrics;
+    /** Aborts in-flight scrapes (they are refunded); used when draining takes too long. */
+    abortScrapes: () => void;
+    /** Runs the periodic maintenance once (refunds of abandoned reservations, cache pruning). */
+    maintain: () => Promise<void>;
+  }
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function sendError(reply: FastifyReply, error: ApiError, requestId: string): FastifyReply {
+  return reply.code(error.status).headers(error.headers).header('content-type', JSON_TYPE).send(errorBody(error, requestId));
+}
+
+function asApiError(error: unknown, request: FastifyRequest): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof StoreUnavailableError) {
+    request.log.error({ err: error }, 'store unavailable');
+    return new ApiError('SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', { headers: { 'retry-after': '5' } });
+  }
+  const status = (error as { statusCode?: number }).statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new ApiError('BAD_REQUEST', 'The request could not be read.');
+  }
+  request.log.error({ err: error }, 'unexpected error');
+  return new ApiError('INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with this request id.');
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const now = options.now ?? Date.now;
+  const { stores } = options;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    genReqId: newRequestId,
+    requestIdHeader: false,
+    requestIdLogLabel: 'requestId',
+    disableRequestLogging: true,
+    exposeHeadRoutes: false,
+    return503OnClosing: true,
+    trustProxy: options.trustProxy ?? false,
+    bodyLimit: 64 * 1024,
+    routerOptions: { maxParamLength: 2048 },
+    frameworkErrors: (_error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      sendError(reply, new ApiError('BAD_REQUEST', 'The request could not be read.'), request.id);
+    },
+  });
+
+  const metrics = new Metrics();
+  const keyUse = new KeyUseRecorder(stores);
+  const shutdown = new AbortController();
+  const sealer = new CursorSealer(options.cursorSecret);
+  const scraper = new ScrapeService(stores, sealer, metrics, {
+    requestBudgetMs: options.requestBudgetMs ?? 15_000,
+    reservationMarginMs: options.reservationMarginMs ?? 60_000,
+    now,
+    shutdown: shutdown.signal,
+  });
+  const runtimes = compileEndpoints(options.endpoints);
+
+  app.decorate('metrics', metrics);
+  app.decorate('abortScrapes', () => shutdown.abort());
+  app.decorate('maintain', async () => {
+    const refunded = await stores.ledger.refundExpired(now());
+    if (refunded > 0) {
+      metrics.creditsRefunded.inc({ reason: 'abandoned' }, refunded);
+      app.log.warn({ refunded }, 'refunded abandoned reservations');
+    }
+    await stores.cache.prune(now());
+  });
+  app.decorateRequest('state', null as unknown as RequestState);
+  app.decorateRequest('caller', null);
+
+  app.addHook('onRequest', async (request, reply) => {
+    request.state = { team: null, endpoint: null, outcome: { creditsCharged: 0, cached: false } };
+    reply.header('x-request-id', request.id);
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const { state } = request;
+    const endpoint = state?.endpoint ?? null;
+    if (endpoint) {
+      metrics.requests.inc({ endpoint, status: String(reply.statusCode) });
+      metrics.latency.observe({ endpoint }, reply.elapsedTime / 1000);
+    }
+    request.log.info(
+      {
+        team: state?.team ?? null,
+        endpoint,
+        method: request.method,
+        path: request.url.split('?')[0],
+        status: reply.statusCode,
+        credits: state?.outcome.creditsCharged ?? 0,
+        cached: state?.outcome.cached ?? false,
+        durationMs: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request',
+    );
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    sendError(reply, asApiError(error, request), request.id);
+  });
+
+  // Unknown paths are 404; known paths with another method are 405.
+  const knownPaths = new Set<string>();
+  app.addHook('onRoute', (route) => {
+    if (!route.url.includes('*') && !route.url.includes(':')) knownPaths.add(route.url);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    if (knownPaths.has(path) || knownPaths.has(path.replace(/\/$/, ''))) {
+      reply.header('allow', 'GET');
+      return sendError(reply, new ApiError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use GET.`), request.id);
+    }
+    return sendError(reply, new ApiError('NOT_FOUND', `No endpoint at ${path}.`), request.id);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Public-Page Data Extraction API',
+        version: '1.0.0',
+        description:
+          'Read-only API that scrapes public, logged-out pages of five platforms on demand and returns typed JSON. ' +
+          'Each live scrape costs 1 credit; a cached result within `cache_max_age` costs none. ' +
+          'Requests are limited per team to a rolling 60-second window (100 by default).',
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The API key.' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'The API key as a bearer token.' },
+        },
+      },
+      security: [{ apiKey: [] }, { bearer: [] }],
+      tags: [...new Set(options.endpoints.map((endpoint) => endpoint.platform))].map((name) => ({ name })),
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+
+  // Validation and serialisation are ours (auth and the rate limit come first, every problem
+  // is reported at once, data is checked against its schema before it is stored): the
+  // schemas given to Fastify serve the OpenAPI document.
+  const passValidation = () => () => true;
+  const plainSerializer = () => (payload: unknown) => JSON.stringify(payload);
+
+  for (const runtime of runtimes.values()) {
+    const { endpoint } = runtime;
+    app.get(
+      endpoint.path,
+      {
+        schema: routeSchema(endpoint),
+        validatorCompiler: passValidation,
+        serializerCompiler: plainSerializer,
+        onRequest: async (request, reply) => {
+          request.state.endpoint = endpoint.id;
+          const at = now();
+          const caller = await authenticate(request, stores, stores.limiter, keyUse, at);
+          request.state.team = caller.team.id;
+          await enforceRateLimit(caller, stores.limiter, reply, at);
+          request.caller = caller;
+        },
+      },
+      async (request, reply) => {
+        if (!request.caller) throw new Error('route reached without authentication');
+        await scraper.handle(runtime, request.caller, request, reply, request.state.outcome);
+        return reply;
+      },
+    );
+  }
+
+  const hidden = { schema: { hide: true } };
+  app.get('/openapi.json', hidden, async (_request, reply) => reply.header('content-type', JSON_TYPE).send(JSON.stringify(app.swagger())));
+  app.get('/healthz', hidden, async (_request, reply) => reply.header('content-type', JSON_TYPE).send('{"status":"ok"}'));
+  app.get('/readyz', hidden, async (_request, reply) => {
+    try {
+      await stores.ping();
+    } catch (error) {
+      throw new ApiError('SERVICE_UNAVAILABLE', 'The store is unreachable.', { headers: { 'retry-after': '5' }, cause: error });
+    }
+    return reply.header('content-type', JSON_TYPE).send('{"status":"ready"}');
+  });
+  const metricsTokenHash = options.metricsToken ? hashKey(options.metricsToken) : null;
+  app.get('/metrics', hidden, async (request, reply) => {
+    if (metricsTokenHash) {
+      const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+      if (!match?.[1] || !sameHash(hashKey(match[1]), metricsTokenHash)) {
+        throw new ApiError('UNAUTHORIZED', 'The metrics token is missing or wrong.');
+      }
+    }
+    return reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  const timers: NodeJS.Timeout[] = [];
+  const every = (ms: number, job: () => Promise<void>, what: string) => {
+    const timer = setInterval(() => job().catch((error: unknown) => app.log.error({ err: error }, `${what} failed`)), ms);
+    timer.unref();
+    timers.push(timer);
+  };
+  app.addHook('onReady', async () => {
+    await app.maintain();
+    every(options.maintenanceIntervalMs ?? 30_000, app.maintain, 'maintenance');
+    every(options.keyUseFlushMs ?? 5_000, () => keyUse.flush(), 'key use flush');
+  });
+  app.addHook('onClose', async () => {
+    for (const timer of timers) clearInterval(timer);
+    await keyUse.flush();
+  });
+
+  return app;
+}

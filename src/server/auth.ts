@@ -1,0 +1,103 @@
+// Authentication and the per-team rate limit, run before anything else on API routes.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RateDecision, RateLimiter, Stores, Team } from '../store/types.ts';
+import { ApiError } from './errors.ts';
+import { hashKey, looksLikeKey, sameHash } from './keys.ts';
+
+export const RATE_WINDOW_MS = 60_000;
+/** Failed authentications allowed per client address per window before it gets 429s. */
+export const AUTH_FAILURES_PER_WINDOW = 30;
+
+export interface Caller {
+  team: Team;
+  keyId: string;
+}
+
+/**
+ * Remembers when each key was last used and writes the times in batches, so that a request
+ * never waits on a write for it.
+ */
+export class KeyUseRecorder {
+  readonly #pending = new Map<string, string>();
+  readonly #stores: Stores;
+
+  constructor(stores: Stores) {
+    this.#stores = stores;
+  }
+
+  touch(keyId: string, at: string): void {
+    this.#pending.set(keyId, at);
+  }
+
+  async flush(): Promise<void> {
+    if (this.#pending.size === 0) return;
+    const batch = new Map(this.#pending);
+    this.#pending.clear();
+    await this.#stores.accounts.recordKeyUse(batch);
+  }
+}
+
+/** The key the request presents: `x-api-key` or `Authorization: Bearer`; both must agree. */
+function presentedKey(request: FastifyRequest): { key: string | null; conflict: boolean } {
+  const header = request.headers['x-api-key'];
+  const fromHeader = typeof header === 'string' && header.trim() !== '' ? header.trim() : null;
+  const authorization = request.headers.authorization;
+  let fromBearer: string | null = null;
+  if (typeof authorization === 'string') {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (match) fromBearer = match[1] ?? null;
+  }
+  if (fromHeader !== null && fromBearer !== null && fromHeader !== fromBearer) return { key: null, conflict: true };
+  return { key: fromHeader ?? fromBearer, conflict: false };
+}
+
+export function rateHeaders(reply: FastifyReply, decision: RateDecision): void {
+  reply.header('x-ratelimit-limit', decision.limit);
+  reply.header('x-ratelimit-remaining', decision.remaining);
+  reply.header('x-ratelimit-reset', decision.resetSeconds);
+}
+
+const rateLimited = (decision: RateDecision, what: string) => {
+  const wait = Math.max(1, decision.resetSeconds);
+  return new ApiError('RATE_LIMITED', `${what} Retry in ${wait} s.`, { headers: { 'retry-after': String(wait) } });
+};
+
+export async function authenticate(
+  request: FastifyRequest,
+  stores: Stores,
+  limiter: RateLimiter,
+  keyUse: KeyUseRecorder,
+  now: number,
+): Promise<Caller> {
+  const failureKey = `authfail:${request.ip}`;
+  const failures = await limiter.peek(failureKey, AUTH_FAILURES_PER_WINDOW, RATE_WINDOW_MS, now);
+  if (!failures.allowed) throw rateLimited(failures, 'Too many failed authentication attempts from this address.');
+
+  const { key, conflict } = presentedKey(request);
+  let found: Awaited<ReturnType<Stores['accounts']['findActiveKey']>> = null;
+  let hash = '';
+  if (key !== null && looksLikeKey(key)) {
+    hash = hashKey(key);
+    found = await stores.accounts.findActiveKey(hash);
+  }
+  if (conflict || found === null || !sameHash(found.hash, hash)) {
+    await limiter.hit(failureKey, AUTH_FAILURES_PER_WINDOW, RATE_WINDOW_MS, now);
+    const message = conflict
+      ? 'The x-api-key and Authorization headers carry different keys.'
+      : key === null
+        ? 'An API key is required: send it in the x-api-key header or as Authorization: Bearer <key>.'
+        : 'The API key is invalid or has been revoked.';
+    throw new ApiError('UNAUTHORIZED', message);
+  }
+  keyUse.touch(found.key.id, new Date(now).toISOString());
+  return { team: found.team, keyId: found.key.id };
+}
+
+/** Counts the request against its team's rolling window; sets the x-ratelimit-* headers. */
+export async function enforceRateLimit(caller: Caller, limiter: RateLimiter, reply: FastifyReply, now: number): Promise<void> {
+  const decision = await limiter.hit(`team:${caller.team.id}`, caller.team.rateLimit, RATE_WINDOW_MS, now);
+  rateHeaders(reply, decision);
+  if (!decision.allowed) {
+    throw rateLimited(decision, `Rate limit of ${decision.limit} requests per 60 seconds exceeded.`);
+  }
+}

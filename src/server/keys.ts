@@ -1,0 +1,29 @@
+// API keys: a recognisable prefix and 192 random bits. Only the SHA-256 hash is stored; the
+// key's entropy makes a slow hash unnecessary, and lookups stay one indexed read.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const KEY_PREFIX = 'psk_live_';
+
+export interface GeneratedKey {
+  key: string;
+  hash: string;
+  prefix: string;
+  last4: string;
+}
+
+export const hashKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
+
+export function generateKey(): GeneratedKey {
+  const key = KEY_PREFIX + randomBytes(24).toString('base64url');
+  return { key, hash: hashKey(key), prefix: KEY_PREFIX, last4: key.slice(-4) };
+}
+
+/** Constant-time comparison of two hex digests of equal length. */
+export function sameHash(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** Keys are printable ASCII of bounded length; anything else cannot be a key. */
+export const looksLikeKey = (value: string): boolean => value.length >= 8 && value.length <= 256 && /^[\x21-\x7e]+$/.test(value);

@@ -1,0 +1,60 @@
+// Prometheus metrics, one registry per app so that several apps (tests) never share counters.
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly requests = new Counter({
+    name: 'api_requests_total',
+    help: 'API requests by endpoint and HTTP status',
+    labelNames: ['endpoint', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly latency = new Histogram({
+    name: 'api_request_duration_seconds',
+    help: 'API request latency by endpoint',
+    labelNames: ['endpoint'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20],
+    registers: [this.registry],
+  });
+
+  readonly cacheLookups = new Counter({
+    name: 'api_cache_lookups_total',
+    help: 'Cache lookups of requests carrying cache_max_age, by result (hit, miss)',
+    labelNames: ['endpoint', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly creditsCharged = new Counter({
+    name: 'api_credits_charged_total',
+    help: 'Credits kept after a successful live scrape',
+    labelNames: ['endpoint'] as const,
+    registers: [this.registry],
+  });
+
+  readonly creditsRefunded = new Counter({
+    name: 'api_credits_refunded_total',
+    help: 'Credits given back: failed scrapes, disconnects and abandoned reservations',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamOutcomes = new Counter({
+    name: 'api_upstream_outcomes_total',
+    help: 'Live scrape outcomes by platform (ok, not_found, gated, blocked, transient, rejected_cursor, unrecognised, error)',
+    labelNames: ['platform', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly singleFlightShared = new Counter({
+    name: 'api_single_flight_shared_total',
+    help: 'Live scrapes that joined an identical scrape already in flight',
+    labelNames: ['endpoint'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+}

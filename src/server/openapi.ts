@@ -1,0 +1,82 @@
+// The OpenAPI route schema of one endpoint, generated from its declaration.
+import { Type, type TSchema } from 'typebox';
+import type { EndpointDeclaration } from '../endpoints/types.ts';
+import { DateTime, Obj } from '../endpoints/schemas/common.ts';
+import { fullQuerySchema } from './query.ts';
+
+const Meta = Obj({
+  requestId: Type.String({ description: 'Request identifier, prefix `req_`; also the `x-request-id` header.' }),
+  creditsCharged: Type.Integer({ description: '1 on a live scrape, 0 on a cache hit.' }),
+  creditsRemaining: Type.Integer({ description: 'Balance right after this request.' }),
+  cached: Type.Boolean({ description: 'True on a cache hit.' }),
+  cachedAt: Type.Optional(DateTime('When the cached result was scraped; present on a cache hit only.')),
+});
+
+export const ErrorEnvelope = Obj({
+  error: Obj({
+    code: Type.String(),
+    message: Type.String(),
+    requestId: Type.String(),
+    details: Type.Optional(Type.Array(Obj({ path: Type.String(), message: Type.String() }), { description: 'Validation errors only.' })),
+  }),
+});
+
+const errorExample = (code: string, message: string, details?: { path: string; message: string }[]) => ({
+  error: { code, message, requestId: 'req_3q2VbX9kT0mW7yZ1aC4dE6fG', ...(details ? { details } : {}) },
+});
+
+const rateHeaders = {
+  'x-ratelimit-limit': { type: 'integer', description: 'Requests allowed per rolling 60 seconds.' },
+  'x-ratelimit-remaining': { type: 'integer', description: 'Requests left in the current window.' },
+  'x-ratelimit-reset': { type: 'integer', description: 'Seconds until the window admits one more request; 0 when requests remain.' },
+  'x-request-id': { type: 'string', description: 'The request identifier.' },
+};
+
+const errorResponse = (description: string, code: string, message: string, extraHeaders: Record<string, unknown> = {}, details?: { path: string; message: string }[]) => ({
+  description,
+  headers: { ...rateHeaders, ...extraHeaders },
+  content: { 'application/json': { schema: ErrorEnvelope, example: errorExample(code, message, details) } },
+});
+
+const retryAfter = { 'retry-after': { type: 'integer', description: 'Seconds to wait before retrying.' } };
+
+export function routeSchema(endpoint: EndpointDeclaration): Record<string, unknown> {
+  const responses: Record<string, unknown> = {
+    200: {
+      description: 'The extracted data. A live scrape costs 1 credit; a cache hit costs none.',
+      headers: rateHeaders,
+      content: { 'application/json': { schema: Type.Object({ data: endpoint.data, meta: Meta }, { additionalProperties: false }) as TSchema } },
+    },
+    401: errorResponse('Missing, invalid or revoked API key.', 'UNAUTHORIZED', 'The API key is invalid or has been revoked.'),
+    402: errorResponse('The balance is lower than the 1 credit a live scrape costs.', 'INSUFFICIENT_CREDITS', 'A live scrape costs 1 credit; the balance is 0.'),
+    404: errorResponse('The content does not exist, was deleted, is private, or has no public content.', 'NOT_FOUND', 'The content does not exist, was deleted, is private, or has no public content.'),
+    405: errorResponse('A method other than GET.', 'METHOD_NOT_ALLOWED', 'Method POST is not allowed here; use GET.'),
+    422: errorResponse('Invalid query parameters; every problem is listed in `details`.', 'VALIDATION_ERROR', 'The query parameters are invalid; see details.', {}, [
+      { path: Object.keys(endpoint.exampleQuery)[0] ?? 'url', message: 'Required' },
+    ]),
+    429: errorResponse('Rate limit exceeded (per team, rolling 60 seconds), or too many failed authentications from this address.', 'RATE_LIMITED', 'Rate limit of 100 requests per 60 seconds exceeded. Retry in 30 s.', retryAfter),
+    500: errorResponse('An unexpected fault; it is logged with the request id.', 'INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with this request id.'),
+    501: errorResponse('The endpoint is not available yet.', 'NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`),
+    502: errorResponse(
+      '`UPSTREAM_BLOCKED`: the source is temporarily unavailable, retry shortly. `UPSTREAM_UNRECOGNISED`: the source answered with a page the service cannot read. Neither is charged.',
+      'UPSTREAM_BLOCKED',
+      `${endpoint.platform} is temporarily unavailable; retry shortly.`,
+    ),
+    503: errorResponse('A store the service depends on is unreachable.', 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', retryAfter),
+  };
+  if (endpoint.paging) {
+    responses[400] = errorResponse(
+      `The \`${endpoint.paging.param}\` is malformed, forged, expired, issued for another endpoint or target, or rejected by the source.`,
+      'BAD_REQUEST',
+      `The ${endpoint.paging.param} has expired (they last 24 hours); fetch the first page again.`,
+    );
+  }
+  return {
+    operationId: endpoint.id.replace(/[.-](\w)/g, (_, letter: string) => letter.toUpperCase()),
+    summary: endpoint.summary,
+    description: endpoint.description,
+    tags: [endpoint.platform],
+    querystring: fullQuerySchema(endpoint),
+    response: responses,
+  };
+}

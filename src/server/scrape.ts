@@ -1,0 +1,261 @@
+// The path of one API request after authentication and the rate limit: validate, cache,
+// reserve a credit, scrape (shared with identical scrapes in flight), check the output,
+// store it, then keep or give back the credit. See design.md, "The path of one request".
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { EndpointDeclaration, ExtractResult, TargetParams, UpstreamPosition } from '../endpoints/types.ts';
+import type { Stores } from '../store/types.ts';
+import { isUpstreamOutcome, UpstreamOutcome } from '../upstream/outcomes.ts';
+import type { Caller } from './auth.ts';
+import { CURSOR_LIFETIME_MS, type CursorSealer } from './cursors.ts';
+import { ApiError } from './errors.ts';
+import type { Metrics } from './metrics.ts';
+import { QueryValidator, queryAjv } from './query.ts';
+
+// ajv-formats is CommonJS: its function is both module.exports and module.exports.default.
+const addFormats = addFormatsModule.default;
+
+export interface ScrapeSettings {
+  requestBudgetMs: number;
+  reservationMarginMs: number;
+  now: () => number;
+  /** Aborted when the service shuts down. */
+  shutdown: AbortSignal;
+}
+
+/** What every request of one endpoint shares. */
+export interface EndpointRuntime {
+  endpoint: EndpointDeclaration;
+  query: QueryValidator;
+  checkData: ValidateFunction;
+}
+
+/** A finished live scrape: the serialised `data` and when it was scraped. */
+interface Scraped {
+  json: string;
+  scrapedAt: number;
+}
+
+/** What the handler reports for the request log and metrics. */
+export interface Outcome {
+  creditsCharged: number;
+  cached: boolean;
+}
+
+const stableJson = (value: Record<string, unknown>): string =>
+  JSON.stringify(Object.keys(value).sort().map((name) => [name, value[name]]));
+
+export function compileEndpoints(endpoints: readonly EndpointDeclaration[]): Map<string, EndpointRuntime> {
+  const query = queryAjv();
+  const output = new Ajv({ allErrors: false, strict: false });
+  addFormats(output, ['date-time', 'uri']);
+  return new Map(
+    endpoints.map((endpoint) => [endpoint.id, { endpoint, query: new QueryValidator(endpoint, query), checkData: output.compile(endpoint.data) }]),
+  );
+}
+
+export class ScrapeService {
+  readonly #stores: Stores;
+  readonly #sealer: CursorSealer;
+  readonly #metrics: Metrics;
+  readonly #settings: ScrapeSettings;
+  readonly #inFlight = new Map<string, Promise<Scraped>>();
+
+  constructor(stores: Stores, sealer: CursorSealer, metrics: Metrics, settings: ScrapeSettings) {
+    this.#stores = stores;
+    this.#sealer = sealer;
+    this.#metrics = metrics;
+    this.#settings = settings;
+  }
+
+  async handle(runtime: EndpointRuntime, caller: Caller, request: FastifyRequest, reply: FastifyReply, outcome: Outcome): Promise<void> {
+    const { endpoint } = runtime;
+    const parsed = runtime.query.parse(request.query as Record<string, unknown>);
+    const target = parsed.params;
+
+    let cursor: { position: UpstreamPosition; scrapedAt: number } | null = null;
+    if (parsed.token !== null) {
+      const opened = this.#sealer.open(parsed.token, endpoint.id, target);
+      if (!opened.ok) {
+        throw new ApiError(
+          'BAD_REQUEST',
+          opened.problem === 'foreign'
+            ? `The ${endpoint.paging?.param} was issued for another endpoint or target; repeat the parameters of the first call.`
+            : `The ${endpoint.paging?.param} is malformed or was not issued by this service.`,
+        );
+      }
+      cursor = opened.cursor;
+    }
+
+    const targetKey = `${endpoint.id}|${stableJson(target)}`;
+    const cacheKey = `${targetKey}|${cursor ? stableJson(cursor.position) : ''}`;
+    const now = this.#settings.now();
+
+    if (parsed.cacheMaxAgeMs !== null) {
+      const entry = await this.#stores.cache.get(cacheKey);
+      const hit = entry !== null && now - entry.storedAt <= parsed.cacheMaxAgeMs;
+      this.#metrics.cacheLookups.inc({ endpoint: endpoint.id, result: hit ? 'hit' : 'miss' });
+      if (hit) {
+        outcome.cached = true;
+        send(reply, entry.value, {
+          requestId: request.id,
+          creditsCharged: 0,
+          creditsRemaining: caller.team.credits,
+          cached: true,
+          cachedAt: new Date(entry.storedAt).toISOString(),
+        });
+        return;
+      }
+    }
+
+    if (cursor && now - cursor.scrapedAt > CURSOR_LIFETIME_MS) {
+      throw new ApiError('BAD_REQUEST', `The ${endpoint.paging?.param} has expired (they last 24 hours); fetch the first page again.`);
+    }
+    if (!endpoint.extractor) {
+      throw new ApiError('NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`);
+    }
+
+    const deadline = now + this.#settings.requestBudgetMs;
+    const reservation = await this.#stores.ledger.reserve(caller.team.id, 1, request.id, deadline + this.#settings.reservationMarginMs);
+    if (!reservation.ok) {
+      throw new ApiError('INSUFFICIENT_CREDITS', `A live scrape costs 1 credit; the balance is ${reservation.balance}.`);
+    }
+
+    let clientGone = false;
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) clientGone = true;
+    });
+
+    let scraped: Scraped;
+    try {
+      scraped = await this.#shared(cacheKey, () => this.#scrape(runtime, target, targetKey, cacheKey, cursor?.position ?? null, deadline, request.log));
+    } catch (error) {
+      await this.#refund(reservation.reservationId, 'failed');
+      throw error;
+    }
+    if (clientGone || request.raw.socket?.destroyed) {
+      // Nobody receives the answer: the credit goes back; the result stays cached.
+      await this.#refund(reservation.reservationId, 'disconnected');
+      return;
+    }
+    const balance = await this.#stores.ledger.commit(reservation.reservationId);
+    this.#metrics.creditsCharged.inc({ endpoint: endpoint.id });
+    outcome.creditsCharged = 1;
+    send(reply, scraped.json, { requestId: request.id, creditsCharged: 1, creditsRemaining: balance, cached: false });
+  }
+
+  async #refund(reservationId: string, reason: string): Promise<void> {
+    await this.#stores.ledger.refund(reservationId);
+    this.#metrics.creditsRefunded.inc({ reason });
+  }
+
+  /** Identical scrapes in flight share one upstream fetch. */
+  #shared(key: string, run: () => Promise<Scraped>): Promise<Scraped> {
+    const existing = this.#inFlight.get(key);
+    if (existing) {
+      this.#metrics.singleFlightShared.inc({ endpoint: key.slice(0, key.indexOf('|')) });
+      return existing;
+    }
+    const promise = run().finally(() => this.#inFlight.delete(key));
+    this.#inFlight.set(key, promise);
+    return promise;
+  }
+
+  async #scrape(
+    runtime: EndpointRuntime,
+    target: TargetParams,
+    targetKey: string,
+    cacheKey: string,
+    position: UpstreamPosition | null,
+    deadline: number,
+    log: FastifyBaseLogger,
+  ): Promise<Scraped> {
+    const { endpoint } = runtime;
+    const extractor = endpoint.extractor;
+    if (!extractor) throw new ApiError('NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`);
+    const signal = AbortSignal.any([AbortSignal.timeout(Math.max(1, deadline - this.#settings.now())), this.#settings.shutdown]);
+    let result: ExtractResult;
+    try {
+      result = await extractor({ params: target, position }, { signal, deadline, log });
+    } catch (error) {
+      const kind = isUpstreamOutcome(error) ? error.kind : 'error';
+      this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: kind });
+      if (isUpstreamOutcome(error)) {
+        if (error.kind === 'not_found') await this.#stores.cache.deleteTarget(targetKey);
+        if (error.kind === 'unrecognised') log.warn({ platform: error.platform, problem: error.message }, 'unrecognised upstream page');
+        throw outcomeError(error, endpoint);
+      }
+      throw error;
+    }
+    const scrapedAt = this.#settings.now();
+    const data = assemble(endpoint, target, result, scrapedAt, this.#sealer);
+    if (!runtime.checkData(data)) {
+      const problem = runtime.checkData.errors?.[0];
+      const where = problem ? `${problem.instancePath || '/'} ${problem.message ?? ''}`.trim() : 'unknown field';
+      this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: 'unrecognised' });
+      log.warn({ platform: endpoint.platform, problem: where }, 'extracted data does not match the endpoint schema');
+      throw outcomeError(new UpstreamOutcome('unrecognised', endpoint.platform, `data${where}`), endpoint);
+    }
+    this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: 'ok' });
+    const json = JSON.stringify(data);
+    await this.#stores.cache.set(cacheKey, targetKey, { value: json, storedAt: scrapedAt });
+    return { json, scrapedAt };
+  }
+}
+
+/** Puts the extractor's data in the schema's field order, with `paging` and `fetchedAt`. */
+function assemble(
+  endpoint: EndpointDeclaration,
+  target: TargetParams,
+  result: ExtractResult,
+  scrapedAt: number,
+  sealer: CursorSealer,
+): Record<string, unknown> {
+  const extra: Record<string, unknown> = { fetchedAt: new Date(scrapedAt).toISOString() };
+  if (endpoint.paging) {
+    const { field, flag, end } = endpoint.paging;
+    const next = result.next ?? null;
+    extra.paging = { [field]: next ? sealer.seal(endpoint.id, target, next, scrapedAt) : end, [flag]: next !== null };
+  }
+  const ordered: Record<string, unknown> = {};
+  for (const name of Object.keys(endpoint.data.properties)) {
+    const value = name in extra ? extra[name] : result.data[name];
+    if (value !== undefined) ordered[name] = value;
+  }
+  for (const name of Object.keys(result.data)) if (!(name in ordered)) ordered[name] = result.data[name];
+  return ordered;
+}
+
+function outcomeError(outcome: UpstreamOutcome, endpoint: EndpointDeclaration): ApiError {
+  switch (outcome.kind) {
+    case 'not_found':
+    case 'gated':
+      return new ApiError('NOT_FOUND', 'The content does not exist, was deleted, is private, or has no public content.', { cause: outcome });
+    case 'blocked':
+    case 'transient':
+      return new ApiError('UPSTREAM_BLOCKED', `${endpoint.platform} is temporarily unavailable; retry shortly.`, {
+        cause: outcome,
+        headers: { 'retry-after': '30' },
+      });
+    case 'rejected_cursor':
+      return new ApiError('BAD_REQUEST', `${endpoint.platform} no longer accepts this position; fetch the first page again.`, { cause: outcome });
+    case 'unrecognised':
+      return new ApiError('UPSTREAM_UNRECOGNISED', `The ${endpoint.platform} page could not be read (${outcome.message}); the platform may have changed it.`, {
+        cause: outcome,
+      });
+  }
+}
+
+interface Meta {
+  requestId: string;
+  creditsCharged: number;
+  creditsRemaining: number;
+  cached: boolean;
+  cachedAt?: string;
+}
+
+/** The success envelope, composed around the already serialised `data`. */
+function send(reply: FastifyReply, dataJson: string, meta: Meta): void {
+  reply.code(200).header('content-type', 'application/json; charset=utf-8').send(`{"data":${dataJson},"meta":${JSON.stringify(meta)}}`);
+}
