@@ -3,7 +3,7 @@
 // endpoint declarations.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { EndpointDeclaration } from '../endpoints/types.ts';
 import { StoreUnavailableError, type Stores } from '../store/types.ts';
 import { authenticate, enforceRateLimit, KeyUseRecorder, type Caller } from './auth.ts';
@@ -80,8 +80,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: options.logger ?? false,
     genReqId: newRequestId,
     requestIdHeader: false,
-    requestIdLogLabel: 'requestId',
-    disableRequestLogging: true,
+    // One log line per request comes from the onResponse hook below.
+    logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     exposeHeadRoutes: false,
     return503OnClosing: true,
     trustProxy: options.trustProxy ?? false,
