@@ -1,0 +1,135 @@
+// An in-process service for API tests: the real app, the real SQLite store in a temporary
+// directory, and test extractors plugged in through the extractor interface. Each test
+// extractor answers with the contract's expected data for its endpoint unless a test scripts
+// another behaviour.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { endpoints } from '../../src/endpoints/index.ts';
+import type { EndpointDeclaration, ExtractRequest, ExtractResult, Extractor, UpstreamPosition } from '../../src/endpoints/types.ts';
+import { buildApp, type AppOptions } from '../../src/server/app.ts';
+import { generateKey } from '../../src/server/keys.ts';
+import { openSqliteStores } from '../../src/store/sqlite.ts';
+import type { Stores, Team } from '../../src/store/types.ts';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'upstream');
+
+/** The expected-data fixture that each endpoint's test extractor answers with. */
+export const FIXTURE_OF: Record<string, string> = {
+  'socialnet.profile.posts': 'socialnet-expected-profile-posts.json',
+  'socialnet.profile.reels': 'socialnet-expected-reels.json',
+  'socialnet.post.comment.replies': 'socialnet-expected-replies.json',
+  'socialnet.profile': 'socialnet-expected-profile.json',
+  'snapmsg.profile': 'snapmsg-expected-profile.json',
+  'snapmsg.spotlight.comments': 'snapmsg-expected-comments-page.json',
+  'linkpage-a.profile': 'linkpage-a-expected-profile.json',
+  'linkpage-b.page': 'linkpage-b-expected-page.json',
+  'shopfront.shop': 'shopfront-expected-shop.json',
+};
+
+export const readFixture = (name: string): Record<string, unknown> =>
+  JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as Record<string, unknown>;
+
+/** Splits an expected-data fixture into what an extractor returns: data without paging, and the next position. */
+export function fixtureResult(endpoint: EndpointDeclaration): ExtractResult {
+  const { paging, ...data } = readFixture(FIXTURE_OF[endpoint.id] ?? '');
+  let next: UpstreamPosition | null = null;
+  if (endpoint.paging && paging && typeof paging === 'object') {
+    const token = (paging as Record<string, unknown>)[endpoint.paging.field];
+    if (token && typeof token === 'object') next = (token as { $position: UpstreamPosition }).$position;
+  }
+  return { data, next };
+}
+
+export type Script = (endpoint: EndpointDeclaration, request: ExtractRequest, signal: AbortSignal) => Promise<ExtractResult>;
+
+export const byId = (id: string): EndpointDeclaration => {
+  const endpoint = endpoints.find((candidate) => candidate.id === id);
+  if (!endpoint) throw new Error(`no endpoint ${id}`);
+  return endpoint;
+};
+
+/** A valid query string for an endpoint, from its declared example. */
+export const exampleQuery = (endpoint: EndpointDeclaration, extra: Record<string, string> = {}): string =>
+  new URLSearchParams({ ...endpoint.exampleQuery, ...extra }).toString();
+
+export interface Harness {
+  app: FastifyInstance;
+  stores: Stores;
+  dir: string;
+  team: Team;
+  key: string;
+  keyId: string;
+  /** Every extractor call, in order. */
+  calls: { endpoint: string; request: ExtractRequest }[];
+  /** Replace to script extractor behaviour; the default answers with the fixture. */
+  script: Script;
+  /** The test clock (epoch ms); move it to age caches and cursors. */
+  clock: { now: number };
+  get(path: string, headers?: Record<string, string>, extra?: Partial<InjectOptions>): ReturnType<FastifyInstance['inject']>;
+  newTeam(credits: number, rateLimit?: number): Promise<{ team: Team; key: string; keyId: string }>;
+  balance(teamId?: string): Promise<number>;
+  ledgerSum(teamId?: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export const defaultScript: Script = async (endpoint) => fixtureResult(endpoint);
+
+export interface HarnessOptions {
+  credits?: number;
+  rateLimit?: number;
+  /** Endpoints that get no extractor (answer 501). */
+  without?: string[];
+  app?: Partial<AppOptions>;
+  /** Wrap the stores, e.g. to make them fail. */
+  wrapStores?: (stores: Stores) => Stores;
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const dir = mkdtempSync(join(tmpdir(), 'api-test-'));
+  const realStores = openSqliteStores({ path: join(dir, 'service.db') });
+  const stores = options.wrapStores ? options.wrapStores(realStores) : realStores;
+  const clock = { now: Date.now() };
+  const harness = { calls: [], script: defaultScript, clock } as unknown as Harness;
+  const extractorFor = (endpoint: EndpointDeclaration): Extractor => async (request, context) => {
+    harness.calls.push({ endpoint: endpoint.id, request });
+    return harness.script(endpoint, request, context.signal);
+  };
+  const declarations = endpoints.map((endpoint) =>
+    options.without?.includes(endpoint.id) ? { ...endpoint, extractor: undefined } : { ...endpoint, extractor: extractorFor(endpoint) },
+  );
+  const app = await buildApp({
+    stores,
+    endpoints: declarations,
+    cursorSecret: 'test-cursor-secret-0123456789abcdef',
+    now: () => clock.now,
+    ...options.app,
+  });
+  await app.ready();
+
+  const newTeam = async (credits: number, rateLimit = 100) => {
+    const team = await realStores.accounts.createTeam({ name: `team-${Math.random().toString(36).slice(2, 8)}`, credits, rateLimit });
+    const generated = generateKey();
+    const record = await realStores.accounts.createKey({ teamId: team.id, name: 'test', hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
+    return { team, key: generated.key, keyId: record.id };
+  };
+  const first = await newTeam(options.credits ?? 100, options.rateLimit ?? 1000);
+  Object.assign(harness, {
+    app,
+    stores: realStores,
+    dir,
+    ...first,
+    newTeam,
+    get: (path: string, headers: Record<string, string> = { 'x-api-key': first.key }, extra: Partial<InjectOptions> = {}) =>
+      app.inject({ method: 'GET', url: path, headers, ...extra }),
+    balance: async (teamId = first.team.id) => (await realStores.ledger.balance(teamId)) ?? Number.NaN,
+    ledgerSum: async (teamId = first.team.id) => (await realStores.ledger.entries(teamId, 1_000_000)).reduce((sum, entry) => sum + entry.amount, 0),
+    close: async () => {
+      await app.close();
+      await realStores.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  });
+  return harness;
+}
