@@ -1,0 +1,140 @@
+// Exact rolling-window rate limiter for a single process (the embedded default).
+//
+// Each key keeps a sliding log of the timestamps of the requests it admitted, at most
+// `limit` of them, in a ring buffer. A request is admitted when fewer than `limit` logged
+// requests are younger than `windowMs`; a denied request is not logged. So no span of
+// `windowMs` ever contains more than `limit` admitted requests, and a request is freed
+// exactly `windowMs` after it was admitted (no fixed buckets, no approximation).
+//
+// Memory: at most `limit` numbers per active key; keys whose newest request has left the
+// window are dropped by a lazy sweep (at most once per `sweepIntervalMs`).
+
+import type { RateDecision, RateLimiter } from './types.ts';
+
+class Log {
+  buf: Float64Array;
+  start = 0;
+  size = 0;
+  windowMs: number;
+
+  constructor(capacity: number, windowMs: number) {
+    this.buf = new Float64Array(Math.max(1, capacity));
+    this.windowMs = windowMs;
+  }
+
+  oldest(): number {
+    return this.buf[this.start] as number;
+  }
+
+  newest(): number {
+    return this.buf[(this.start + this.size - 1) % this.buf.length] as number;
+  }
+
+  /** Forgets admitted requests that have left the window ending at `now`. */
+  expire(now: number, windowMs: number): void {
+    while (this.size > 0 && now - this.oldest() >= windowMs) {
+      this.start = (this.start + 1) % this.buf.length;
+      this.size--;
+    }
+    if (this.size === 0) this.start = 0;
+  }
+
+  /**
+   * Makes the capacity equal `limit`. When the limit shrank, only the newest `limit`
+   * timestamps are kept: the request count under the new limit frees up exactly when the
+   * oldest of those leaves the window, so nothing older matters any more.
+   */
+  resize(limit: number): void {
+    const capacity = Math.max(1, limit);
+    if (capacity === this.buf.length) return;
+    const keep = Math.min(this.size, capacity);
+    const next = new Float64Array(capacity);
+    for (let i = 0; i < keep; i++) {
+      next[i] = this.buf[(this.start + this.size - keep + i) % this.buf.length] as number;
+    }
+    this.buf = next;
+    this.start = 0;
+    this.size = keep;
+  }
+
+  push(t: number): void {
+    // Only called when size < capacity.
+    this.buf[(this.start + this.size) % this.buf.length] = t;
+    this.size++;
+  }
+}
+
+export interface InProcessRateLimiterOptions {
+  /** How often, at most, idle keys are swept out (default 60 s). */
+  sweepIntervalMs?: number;
+}
+
+export class InProcessRateLimiter implements RateLimiter {
+  readonly #logs = new Map<string, Log>();
+  readonly #sweepIntervalMs: number;
+  #lastSweep = -Infinity;
+
+  constructor(options: InProcessRateLimiterOptions = {}) {
+    this.#sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
+  }
+
+  /** Number of keys currently tracked (for tests and metrics). */
+  get size(): number {
+    return this.#logs.size;
+  }
+
+  async hit(key: string, limit: number, windowMs: number, now: number = Date.now()): Promise<RateDecision> {
+    return this.#decide(key, limit, windowMs, now, true);
+  }
+
+  async peek(key: string, limit: number, windowMs: number, now: number = Date.now()): Promise<RateDecision> {
+    return this.#decide(key, limit, windowMs, now, false);
+  }
+
+  #decide(key: string, limit: number, windowMs: number, now: number, count: boolean): RateDecision {
+    checkArgs(limit, windowMs, now);
+    this.#maybeSweep(now);
+
+    let log = this.#logs.get(key);
+    if (log) {
+      log.windowMs = windowMs;
+      log.resize(limit);
+      log.expire(now, windowMs);
+    }
+    const used = log?.size ?? 0;
+    const allowed = used < limit;
+    if (allowed && count) {
+      if (!log) {
+        log = new Log(limit, windowMs);
+        this.#logs.set(key, log);
+      }
+      log.push(now);
+    } else if (log && log.size === 0) {
+      this.#logs.delete(key);
+    }
+
+    const after = allowed ? used + 1 : used;
+    const remaining = Math.max(0, limit - after);
+    let resetSeconds = 0;
+    if (remaining === 0) {
+      // The oldest request in the window once this one is counted (this one when the log was empty).
+      const oldest = used > 0 && log ? log.oldest() : now;
+      resetSeconds = Math.max(1, Math.ceil((oldest + windowMs - now) / 1000));
+    }
+    return { allowed, limit, remaining, resetSeconds };
+  }
+
+  #maybeSweep(now: number): void {
+    if (now - this.#lastSweep < this.#sweepIntervalMs && now >= this.#lastSweep) return;
+    this.#lastSweep = now;
+    for (const [key, log] of this.#logs) {
+      if (log.size === 0 || now - log.newest() >= log.windowMs) this.#logs.delete(key);
+    }
+  }
+}
+
+function checkArgs(limit: number, windowMs: number, now: number): void {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`rate limit must be an integer >= 1, got ${limit}`);
+  if (!Number.isFinite(windowMs) || windowMs <= 0) throw new RangeError(`rate window must be a positive number of ms, got ${windowMs}`);
+  if (!Number.isFinite(now)) throw new RangeError(`now must be epoch ms, got ${now}`);
+}

@@ -1,0 +1,593 @@
+// Behaviour suite for every implementation of the storage interfaces (src/store/types.ts).
+// It uses nothing but those interfaces, so the SQLite default, PostgreSQL and Redis
+// implementations all run exactly the same checks.
+//
+// Contract for `open`:
+// - every call returns stores over an EMPTY backend (a fresh file, schema, database or key
+//   prefix): `refundExpired` counts are asserted exactly;
+// - it honours `cacheMaxBytes` and `cacheMaxAgeMs` when given (the cache tests set small
+//   bounds). Sizes are counted roughly as the bytes of value, key and target.
+// Conventions fixed here (the interfaces leave them open): `entries` lists newest first;
+// unknown reservations and teams are errors; `recordKeyUse` ignores unknown key ids and never
+// moves a key's last use backwards; after `close` every call rejects with StoreUnavailableError.
+
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { StoreUnavailableError } from '../../src/store/types.ts';
+import type { Stores, Team } from '../../src/store/types.ts';
+
+export interface StoreBehaviourConfig {
+  cacheMaxBytes?: number;
+  cacheMaxAgeMs?: number;
+}
+
+export type OpenStores = (config?: StoreBehaviourConfig) => Promise<Stores>;
+
+const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const MINUTE = 60_000;
+
+const uid = (what: string): string => `${what}-${randomUUID()}`;
+const reqId = (): string => `req_${randomUUID().replaceAll('-', '')}`;
+
+async function ledgerSum(s: Stores, teamId: string): Promise<number> {
+  const entries = await s.ledger.entries(teamId, 100_000);
+  return entries.reduce((sum, e) => sum + e.amount, 0);
+}
+
+async function assertConsistent(s: Stores, teamId: string): Promise<number> {
+  const balance = await s.ledger.balance(teamId);
+  assert.ok(balance !== null);
+  assert.ok(balance >= 0, `balance ${balance} is negative`);
+  assert.equal(await ledgerSum(s, teamId), balance, 'ledger sum equals balance');
+  const usage = await s.ledger.usage(teamId);
+  assert.ok(usage);
+  assert.equal(usage.balance, balance);
+  assert.equal(usage.toppedUp - usage.charged + usage.refunded, balance, 'usage adds up to the balance');
+  return balance;
+}
+
+export function storeBehaviour(name: string, open: OpenStores): void {
+  async function withStores(config: StoreBehaviourConfig | undefined, fn: (s: Stores) => Promise<void>): Promise<void> {
+    const s = await open(config);
+    try {
+      await fn(s);
+    } finally {
+      await s.close();
+    }
+  }
+  const it = (title: string, fn: (s: Stores) => Promise<void>, config?: StoreBehaviourConfig): void => {
+    test(title, () => withStores(config, fn));
+  };
+  const newTeam = (s: Stores, credits = 0, rateLimit = 100): Promise<Team> =>
+    s.accounts.createTeam({ name: uid('team'), credits, rateLimit });
+  const newKey = (s: Stores, teamId: string) => {
+    const hash = uid('hash');
+    return s.accounts
+      .createKey({ teamId, name: uid('key'), hash, prefix: 'ps_live_', last4: hash.slice(-4) })
+      .then((key) => ({ key, hash }));
+  };
+
+  describe(`${name}: store behaviour`, () => {
+    describe('lifecycle', () => {
+      it('ping resolves while open', async (s) => {
+        await s.ping();
+      });
+
+      test('every call rejects with StoreUnavailableError after close', async () => {
+        const s = await open();
+        const team = await newTeam(s, 1);
+        await s.close();
+        await assert.rejects(s.ping(), StoreUnavailableError);
+        await assert.rejects(s.accounts.getTeam(team.id), StoreUnavailableError);
+        await assert.rejects(s.ledger.balance(team.id), StoreUnavailableError);
+        await assert.rejects(s.cache.get('k'), StoreUnavailableError);
+        await s.close(); // closing twice is harmless
+      });
+    });
+
+    describe('accounts', () => {
+      it('creates, reads and lists teams', async (s) => {
+        const name = uid('team');
+        const team = await s.accounts.createTeam({ name, credits: 7, rateLimit: 100 });
+        assert.match(team.id, /^team_/);
+        assert.equal(team.name, name);
+        assert.equal(team.credits, 7);
+        assert.equal(team.rateLimit, 100);
+        assert.match(team.createdAt, ISO_MS);
+        assert.deepEqual(await s.accounts.getTeam(team.id), team);
+        assert.equal(await s.accounts.getTeam('team_nope'), null);
+        const other = await newTeam(s);
+        const listed = await s.accounts.listTeams();
+        assert.deepEqual(
+          listed.filter((t) => t.id === team.id || t.id === other.id).map((t) => t.id).sort(),
+          [team.id, other.id].sort(),
+        );
+        assert.deepEqual(listed.find((t) => t.id === team.id), team);
+      });
+
+      it('records initial credits as a top-up so that the ledger sums to the balance', async (s) => {
+        const team = await newTeam(s, 25);
+        const entries = await s.ledger.entries(team.id);
+        assert.equal(entries.length, 1);
+        assert.equal(entries[0]?.reason, 'topup');
+        assert.equal(entries[0]?.amount, 25);
+        assert.equal(await assertConsistent(s, team.id), 25);
+        const empty = await newTeam(s, 0);
+        assert.deepEqual(await s.ledger.entries(empty.id), []);
+        assert.equal(await assertConsistent(s, empty.id), 0);
+      });
+
+      it('rejects invalid teams', async (s) => {
+        for (const rateLimit of [0, -1, 1.5, Number.NaN]) {
+          await assert.rejects(s.accounts.createTeam({ name: uid('t'), credits: 0, rateLimit }), `rateLimit ${rateLimit}`);
+        }
+        for (const credits of [-1, 1.5, Number.NaN]) {
+          await assert.rejects(s.accounts.createTeam({ name: uid('t'), credits, rateLimit: 1 }), `credits ${credits}`);
+        }
+        const t = await s.accounts.createTeam({ name: uid('t'), credits: 0, rateLimit: 1 });
+        assert.equal(t.rateLimit, 1);
+      });
+
+      it('updates a team', async (s) => {
+        const team = await newTeam(s, 3, 100);
+        const renamed = await s.accounts.updateTeam(team.id, { name: 'Renamed' });
+        assert.deepEqual(renamed, { ...team, name: 'Renamed' });
+        const limited = await s.accounts.updateTeam(team.id, { rateLimit: 5 });
+        assert.deepEqual(limited, { ...team, name: 'Renamed', rateLimit: 5 });
+        assert.deepEqual(await s.accounts.getTeam(team.id), limited);
+        assert.equal(await s.accounts.updateTeam('team_nope', { rateLimit: 5 }), null);
+        await assert.rejects(s.accounts.updateTeam(team.id, { rateLimit: 0 }));
+        await assert.rejects(s.accounts.updateTeam(team.id, { rateLimit: 2.5 }));
+        assert.equal((await s.accounts.getTeam(team.id))?.rateLimit, 5);
+      });
+
+      it('creates, finds, lists and revokes keys', async (s) => {
+        const team = await newTeam(s, 2, 30);
+        const { key, hash } = await newKey(s, team.id);
+        assert.match(key.id, /^key_/);
+        assert.equal(key.teamId, team.id);
+        assert.equal(key.prefix, 'ps_live_');
+        assert.equal(key.last4, hash.slice(-4));
+        assert.match(key.createdAt, ISO_MS);
+        assert.equal(key.lastUsedAt, null);
+        assert.equal(key.revokedAt, null);
+        assert.ok(!Object.values(key).includes(hash), 'the key record does not expose the hash');
+
+        const found = await s.accounts.findActiveKey(hash);
+        assert.ok(found);
+        assert.deepEqual(found.key, key);
+        assert.equal(found.hash, hash);
+        assert.deepEqual(found.team, team);
+        assert.equal(await s.accounts.findActiveKey(uid('unknown')), null);
+
+        const second = await newKey(s, team.id);
+        assert.deepEqual((await s.accounts.listKeys(team.id)).map((k) => k.id).sort(), [key.id, second.key.id].sort());
+
+        assert.equal(await s.accounts.revokeKey(key.id), true);
+        assert.equal(await s.accounts.findActiveKey(hash), null, 'revoked key is not found from the next call on');
+        assert.equal(await s.accounts.revokeKey(key.id), false, 'revoking twice');
+        assert.equal(await s.accounts.revokeKey('key_nope'), false);
+        const listed = await s.accounts.listKeys(team.id);
+        const revoked = listed.find((k) => k.id === key.id);
+        assert.ok(revoked?.revokedAt);
+        assert.match(revoked.revokedAt, ISO_MS);
+        assert.equal(listed.find((k) => k.id === second.key.id)?.revokedAt, null);
+        assert.ok(await s.accounts.findActiveKey(second.hash), "the team's other key still works");
+        assert.deepEqual(await s.accounts.listKeys((await newTeam(s)).id), []);
+      });
+
+      it('finds a key with its team as it is now', async (s) => {
+        const team = await newTeam(s, 1, 100);
+        const { hash } = await newKey(s, team.id);
+        await s.ledger.addCredits(team.id, 9);
+        await s.accounts.updateTeam(team.id, { rateLimit: 7 });
+        const found = await s.accounts.findActiveKey(hash);
+        assert.equal(found?.team.credits, 10);
+        assert.equal(found?.team.rateLimit, 7);
+      });
+
+      it('rejects a key for an unknown team and a duplicate hash', async (s) => {
+        await assert.rejects(
+          s.accounts.createKey({ teamId: 'team_nope', name: 'k', hash: uid('h'), prefix: 'p', last4: 'abcd' }),
+        );
+        const team = await newTeam(s);
+        const { hash } = await newKey(s, team.id);
+        await assert.rejects(s.accounts.createKey({ teamId: team.id, name: 'k', hash, prefix: 'p', last4: 'abcd' }));
+      });
+
+      it('records key use in batches', async (s) => {
+        const team = await newTeam(s);
+        const a = await newKey(s, team.id);
+        const b = await newKey(s, team.id);
+        const c = await newKey(s, team.id);
+        await s.accounts.recordKeyUse(new Map());
+        const t1 = '2030-01-01T00:00:01.000Z';
+        const t2 = '2030-01-01T00:00:02.500Z';
+        await s.accounts.recordKeyUse(
+          new Map([
+            [a.key.id, t1],
+            [b.key.id, t2],
+            ['key_nope', t2],
+          ]),
+        );
+        let keys = await s.accounts.listKeys(team.id);
+        const lastUsed = (id: string) => keys.find((k) => k.id === id)?.lastUsedAt;
+        assert.equal(lastUsed(a.key.id), t1);
+        assert.equal(lastUsed(b.key.id), t2);
+        assert.equal(lastUsed(c.key.id), null);
+        // A late batch from another instance does not move a last use backwards.
+        await s.accounts.recordKeyUse(new Map([[b.key.id, t1], [a.key.id, t2]]));
+        keys = await s.accounts.listKeys(team.id);
+        assert.equal(lastUsed(a.key.id), t2);
+        assert.equal(lastUsed(b.key.id), t2);
+        assert.equal((await s.accounts.findActiveKey(a.hash))?.key.lastUsedAt, t2);
+      });
+    });
+
+    describe('ledger', () => {
+      it('adds credits and rejects bad amounts and unknown teams', async (s) => {
+        const team = await newTeam(s, 0);
+        assert.equal(await s.ledger.addCredits(team.id, 5, 'req_topup_1'), 5);
+        assert.equal(await s.ledger.addCredits(team.id, 3), 8);
+        for (const amount of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+          await assert.rejects(s.ledger.addCredits(team.id, amount), `amount ${amount}`);
+        }
+        await assert.rejects(s.ledger.addCredits('team_nope', 5));
+        assert.equal(await s.ledger.balance('team_nope'), null);
+        assert.equal(await s.ledger.usage('team_nope'), null);
+        const entries = await s.ledger.entries(team.id);
+        assert.deepEqual(
+          entries.map((e) => [e.amount, e.reason, e.requestId]),
+          [
+            [3, 'topup', null],
+            [5, 'topup', 'req_topup_1'],
+          ],
+        );
+        for (const e of entries) {
+          assert.equal(e.teamId, team.id);
+          assert.match(e.createdAt, ISO_MS);
+        }
+        assert.ok(entries[0] && entries[1] && entries[0].id > entries[1].id, 'newest first');
+        assert.equal(await assertConsistent(s, team.id), 8);
+      });
+
+      it('keeps the balance equal to the ledger sum through mixed operations', async (s) => {
+        const team = await newTeam(s, 10);
+        const other = await newTeam(s, 4);
+        const base = Date.now();
+        await s.ledger.addCredits(team.id, 5);
+        const r1 = await s.ledger.reserve(team.id, 1, reqId(), base + MINUTE);
+        const r2 = await s.ledger.reserve(team.id, 2, reqId(), base + MINUTE);
+        const r3 = await s.ledger.reserve(team.id, 1, reqId(), base + MINUTE);
+        const r4 = await s.ledger.reserve(other.id, 4, reqId(), base + MINUTE);
+        assert.ok(r1.ok && r2.ok && r3.ok && r4.ok);
+        assert.equal(r1.balance, 14);
+        assert.equal(r2.balance, 12);
+        assert.equal(r3.balance, 11);
+        assert.equal(r4.balance, 0);
+        assert.equal(await s.ledger.commit(r1.reservationId), 11);
+        assert.equal(await s.ledger.refund(r2.reservationId), 13);
+        const tooMuch = await s.ledger.reserve(team.id, 14, reqId(), base + MINUTE);
+        assert.deepEqual(tooMuch, { ok: false, balance: 13 });
+        const all = await s.ledger.reserve(team.id, 13, reqId(), base + MINUTE);
+        assert.ok(all.ok);
+        assert.equal(all.balance, 0);
+        await s.ledger.refund(all.reservationId);
+        await s.ledger.addCredits(team.id, 2);
+
+        assert.equal(await assertConsistent(s, team.id), 15);
+        assert.equal(await assertConsistent(s, other.id), 0);
+        assert.deepEqual(await s.ledger.usage(team.id), {
+          teamId: team.id,
+          charged: 1 + 2 + 1 + 13,
+          refunded: 2 + 13,
+          toppedUp: 10 + 5 + 2,
+          balance: 15,
+          pendingReservations: 1, // r3
+        });
+        assert.equal((await s.ledger.usage(other.id))?.pendingReservations, 1);
+        const charges = (await s.ledger.entries(team.id, 100)).filter((e) => e.reason === 'charge');
+        assert.equal(charges.length, 4);
+        assert.equal((await s.ledger.entries(team.id, 2)).length, 2);
+        const refundRow = (await s.ledger.entries(team.id, 100)).find((e) => e.reason === 'refund' && e.amount === 2);
+        const chargeRow = charges.find((e) => e.amount === -2);
+        assert.ok(refundRow?.requestId && refundRow.requestId === chargeRow?.requestId, 'refund names the request');
+      });
+
+      it('lets exactly one of 200 concurrent reservations take the last credit', async (s) => {
+        const team = await newTeam(s, 1);
+        const deadline = Date.now() + MINUTE;
+        const results = await Promise.all(
+          Array.from({ length: 200 }, () => s.ledger.reserve(team.id, 1, reqId(), deadline)),
+        );
+        assert.equal(results.filter((r) => r.ok).length, 1);
+        for (const r of results) assert.equal(r.balance, 0);
+        assert.equal(await assertConsistent(s, team.id), 0);
+        assert.equal((await s.ledger.usage(team.id))?.pendingReservations, 1);
+        assert.equal((await s.ledger.entries(team.id, 1000)).filter((e) => e.reason === 'charge').length, 1);
+      });
+
+      it('never lets concurrent reservations overdraw a larger balance', async (s) => {
+        const team = await newTeam(s, 50);
+        const deadline = Date.now() + MINUTE;
+        const results = await Promise.all(
+          Array.from({ length: 120 }, (_, i) => s.ledger.reserve(team.id, 1 + (i % 3), reqId(), deadline)),
+        );
+        const taken = results.reduce((sum, r, i) => sum + (r.ok ? 1 + (i % 3) : 0), 0);
+        const balance = await assertConsistent(s, team.id);
+        assert.equal(balance, 50 - taken);
+        assert.ok(balance < 3 && balance >= 0, `at most a partial amount is left, got ${balance}`);
+      });
+
+      it('rejects bad reservations', async (s) => {
+        const team = await newTeam(s, 5);
+        for (const amount of [0, -1, 1.5]) {
+          await assert.rejects(s.ledger.reserve(team.id, amount, reqId(), Date.now() + MINUTE), `amount ${amount}`);
+        }
+        await assert.rejects(s.ledger.reserve('team_nope', 1, reqId(), Date.now() + MINUTE));
+        await assert.rejects(s.ledger.commit('res_nope'));
+        await assert.rejects(s.ledger.refund('res_nope'));
+        assert.equal(await assertConsistent(s, team.id), 5);
+      });
+
+      it('refunds a reservation exactly once', async (s) => {
+        const team = await newTeam(s, 3);
+        const r = await s.ledger.reserve(team.id, 2, reqId(), Date.now() + MINUTE);
+        assert.ok(r.ok);
+        assert.equal(r.balance, 1);
+        assert.equal(await s.ledger.refund(r.reservationId), 3);
+        assert.equal(await s.ledger.refund(r.reservationId), 3, 'second refund changes nothing');
+        assert.equal(await s.ledger.commit(r.reservationId), 3, 'commit after refund charges nothing');
+        assert.equal(await assertConsistent(s, team.id), 3);
+
+        const r2 = await s.ledger.reserve(team.id, 1, reqId(), Date.now() - 1);
+        assert.ok(r2.ok);
+        const [a, b, n] = await Promise.all([
+          s.ledger.refund(r2.reservationId),
+          s.ledger.refund(r2.reservationId),
+          s.ledger.refundExpired(Date.now() + 1),
+        ]);
+        assert.equal(a, 3);
+        assert.equal(b, 3);
+        assert.ok(n === 0 || n === 1);
+        const refunds = (await s.ledger.entries(team.id, 100)).filter((e) => e.reason === 'refund');
+        assert.equal(refunds.length, 2);
+        assert.equal(await assertConsistent(s, team.id), 3);
+        assert.equal((await s.ledger.usage(team.id))?.pendingReservations, 0);
+      });
+
+      it('commit keeps the charge', async (s) => {
+        const team = await newTeam(s, 2);
+        const deadline = Date.now() + 1000;
+        const r = await s.ledger.reserve(team.id, 1, reqId(), deadline);
+        assert.ok(r.ok);
+        assert.equal(await s.ledger.commit(r.reservationId), 1);
+        assert.equal(await s.ledger.commit(r.reservationId), 1, 'committing twice');
+        assert.equal(await s.ledger.refund(r.reservationId), 1, 'a committed reservation is not refunded');
+        assert.equal(await s.ledger.refundExpired(deadline + MINUTE), 0);
+        assert.equal(await assertConsistent(s, team.id), 1);
+        const usage = await s.ledger.usage(team.id);
+        assert.equal(usage?.charged, 1);
+        assert.equal(usage?.refunded, 0);
+        assert.equal(usage?.pendingReservations, 0);
+      });
+
+      it('refundExpired refunds each expired pending reservation exactly once', async (s) => {
+        const team = await newTeam(s, 10);
+        const other = await newTeam(s, 10);
+        const t = Date.now();
+        const early = await s.ledger.reserve(team.id, 1, reqId(), t + 1_000);
+        const early2 = await s.ledger.reserve(other.id, 3, reqId(), t + 1_500);
+        const late = await s.ledger.reserve(team.id, 2, reqId(), t + 5_000);
+        const committed = await s.ledger.reserve(team.id, 1, reqId(), t + 1_000);
+        const refunded = await s.ledger.reserve(team.id, 1, reqId(), t + 1_000);
+        assert.ok(early.ok && early2.ok && late.ok && committed.ok && refunded.ok);
+        await s.ledger.commit(committed.reservationId);
+        await s.ledger.refund(refunded.reservationId);
+        assert.equal(await s.ledger.balance(team.id), 6);
+
+        assert.equal(await s.ledger.refundExpired(t + 1_000), 0, 'a deadline equal to now has not passed');
+        assert.equal(await s.ledger.refundExpired(t + 2_000), 2);
+        assert.equal(await s.ledger.refundExpired(t + 2_000), 0);
+        assert.equal(await s.ledger.balance(team.id), 7);
+        assert.equal(await s.ledger.balance(other.id), 10);
+        assert.equal(await s.ledger.refund(early.reservationId), 7, 'refund after refundExpired changes nothing');
+
+        const counts = await Promise.all(Array.from({ length: 5 }, () => s.ledger.refundExpired(t + 10_000)));
+        assert.equal(
+          counts.reduce((a, b) => a + b, 0),
+          1,
+          'concurrent sweeps refund the late one once',
+        );
+        assert.equal(await s.ledger.refundExpired(t + 10_000), 0);
+        assert.equal(await assertConsistent(s, team.id), 9);
+        assert.equal(await assertConsistent(s, other.id), 10);
+        const usage = await s.ledger.usage(team.id);
+        assert.equal(usage?.pendingReservations, 0);
+        assert.equal(usage?.charged, 5);
+        assert.equal(usage?.refunded, 4);
+        assert.equal(await s.ledger.commit(late.reservationId), 9, 'a late commit charges nothing');
+      });
+    });
+
+    describe('cache', () => {
+      it('gets, sets, overwrites and deletes by target', async (s) => {
+        const k = uid('key');
+        assert.equal(await s.cache.get(k), null);
+        const storedAt = Date.now() - 5_000;
+        const value = JSON.stringify({ name: 'Zoë ✓', n: 1 });
+        await s.cache.set(k, 'target-a', { value, storedAt });
+        assert.deepEqual(await s.cache.get(k), { value, storedAt });
+        await s.cache.set(k, 'target-a', { value: '{"n":2}', storedAt: storedAt + 1 });
+        assert.deepEqual(await s.cache.get(k), { value: '{"n":2}', storedAt: storedAt + 1 });
+
+        const k2 = uid('key');
+        const k3 = uid('key');
+        await s.cache.set(k2, 'target-a', { value: '{}', storedAt });
+        await s.cache.set(k3, 'target-b', { value: '{}', storedAt });
+        await s.cache.deleteTarget('target-a');
+        assert.equal(await s.cache.get(k), null);
+        assert.equal(await s.cache.get(k2), null);
+        assert.deepEqual(await s.cache.get(k3), { value: '{}', storedAt });
+        await s.cache.deleteTarget('target-none');
+      });
+
+      it(
+        'prune drops entries older than the maximum age',
+        async (s) => {
+          const now = Date.now();
+          const old = uid('old');
+          const fresh = uid('fresh');
+          await s.cache.set(old, 't', { value: '"old"', storedAt: now - 2 * MINUTE });
+          await s.cache.set(fresh, 't', { value: '"fresh"', storedAt: now - 1_000 });
+          await s.cache.get(old); // being read does not keep an entry beyond its age
+          await s.cache.prune(now);
+          assert.equal(await s.cache.get(old), null);
+          assert.deepEqual(await s.cache.get(fresh), { value: '"fresh"', storedAt: now - 1_000 });
+          await s.cache.prune(now + 2 * MINUTE);
+          assert.equal(await s.cache.get(fresh), null);
+        },
+        { cacheMaxAgeMs: MINUTE },
+      );
+
+      it(
+        'prune evicts least recently used entries beyond the size bound',
+        async (s) => {
+          const big = (c: string) => JSON.stringify(c.repeat(3_000 - 2));
+          const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((x) => uid(`lru-${x}`)) as [string, string, string, string];
+          const now = Date.now();
+          for (const k of [a, b, c]) {
+            await s.cache.set(k, `t-${k}`, { value: big(k.slice(4, 5)), storedAt: now });
+            await sleep(5);
+          }
+          await s.cache.prune(Date.now());
+          // Under the bound nothing goes. Reading them makes b the least recently used, a the most.
+          for (const k of [b, c, a]) {
+            assert.ok(await s.cache.get(k), `${k} kept under the bound`);
+            await sleep(5);
+          }
+          await s.cache.set(d, `t-${d}`, { value: big('d'), storedAt: now });
+          await s.cache.prune(Date.now());
+          assert.equal(await s.cache.get(b), null, 'least recently used is evicted');
+          assert.ok(await s.cache.get(a), 'recently read survives');
+          assert.ok(await s.cache.get(d), 'newest survives');
+        },
+        { cacheMaxBytes: 10_000, cacheMaxAgeMs: MINUTE * 60 },
+      );
+    });
+
+    describe('rate limiter', () => {
+      it('admits exactly the limit among 300 concurrent hits', async (s) => {
+        const key = uid('rl');
+        const decisions = await Promise.all(Array.from({ length: 300 }, () => s.limiter.hit(key, 100, MINUTE)));
+        const allowed = decisions.filter((d) => d.allowed);
+        assert.equal(allowed.length, 100);
+        assert.deepEqual(
+          allowed.map((d) => d.remaining).sort((x, y) => x - y),
+          Array.from({ length: 100 }, (_, i) => i),
+        );
+        for (const d of decisions) {
+          assert.equal(d.limit, 100);
+          if (!d.allowed) {
+            assert.equal(d.remaining, 0);
+            assert.ok(d.resetSeconds >= 1 && d.resetSeconds <= 60, `resetSeconds ${d.resetSeconds}`);
+          }
+        }
+        assert.equal((await s.limiter.hit(key, 100, MINUTE)).allowed, false);
+        assert.equal((await s.limiter.hit(uid('rl'), 100, MINUTE)).allowed, true, 'keys are independent');
+      });
+
+      it('uses an exact rolling window, not fixed buckets', async (s) => {
+        const key = uid('rl');
+        const t0 = 1_700_000_040_000; // a whole minute: a fixed window would start afresh at t0 + 60 s
+        const at = (i: number) => t0 + Math.round((i * 59_000) / 99); // 100 hits spread over 0..59 s
+        for (let i = 0; i < 100; i++) {
+          const d = await s.limiter.hit(key, 100, MINUTE, at(i));
+          assert.equal(d.allowed, true, `hit ${i}`);
+          assert.equal(d.remaining, 99 - i);
+        }
+        assert.equal((await s.limiter.hit(key, 100, MINUTE, t0 + 59_500)).allowed, false);
+        // At 60.5 s only the hit at 0 s has left the window.
+        const freed = await s.limiter.hit(key, 100, MINUTE, t0 + 60_500);
+        assert.equal(freed.allowed, true);
+        assert.equal(freed.remaining, 0);
+        let denied = 0;
+        for (let i = 0; i < 150; i++) if (!(await s.limiter.hit(key, 100, MINUTE, t0 + 60_500)).allowed) denied++;
+        assert.equal(denied, 150, 'only one request freed at 60.5 s');
+        // At 61.2 s the hits at 0.596 s and 1.192 s have left too.
+        const later = await Promise.all(Array.from({ length: 5 }, () => s.limiter.hit(key, 100, MINUTE, t0 + 61_200)));
+        assert.equal(later.filter((d) => d.allowed).length, 2);
+        // Long after, the whole limit is available again.
+        const fresh = await Promise.all(Array.from({ length: 101 }, () => s.limiter.hit(key, 100, MINUTE, t0 + 200_000)));
+        assert.equal(fresh.filter((d) => d.allowed).length, 100);
+      });
+
+      it('reports resetSeconds as whole seconds until one more request is admitted', async (s) => {
+        const key = uid('rl');
+        const t0 = 1_700_000_000_000;
+        assert.deepEqual(await s.limiter.hit(key, 2, MINUTE, t0), { allowed: true, limit: 2, remaining: 1, resetSeconds: 0 });
+        assert.deepEqual(await s.limiter.hit(key, 2, MINUTE, t0 + 10_000), {
+          allowed: true,
+          limit: 2,
+          remaining: 0,
+          resetSeconds: 50,
+        });
+        assert.deepEqual(await s.limiter.hit(key, 2, MINUTE, t0 + 10_500), {
+          allowed: false,
+          limit: 2,
+          remaining: 0,
+          resetSeconds: 50, // 49.5 s, rounded up
+        });
+        assert.equal((await s.limiter.hit(key, 2, MINUTE, t0 + 59_999)).resetSeconds, 1);
+        assert.deepEqual(await s.limiter.hit(key, 2, MINUTE, t0 + 60_000), {
+          allowed: true,
+          limit: 2,
+          remaining: 0,
+          resetSeconds: 10, // now the hit at 10 s is the oldest
+        });
+        const single = uid('rl');
+        assert.deepEqual(await s.limiter.hit(single, 1, MINUTE, t0), { allowed: true, limit: 1, remaining: 0, resetSeconds: 60 });
+        assert.deepEqual(await s.limiter.hit(single, 1, MINUTE, t0 + 100), {
+          allowed: false,
+          limit: 1,
+          remaining: 0,
+          resetSeconds: 60, // 59.9 s
+        });
+      });
+
+      it('peek counts nothing', async (s) => {
+        const key = uid('rl');
+        const t0 = 1_700_000_000_000;
+        for (let i = 0; i < 10; i++) {
+          assert.deepEqual(await s.limiter.peek(key, 2, MINUTE, t0 + i), { allowed: true, limit: 2, remaining: 1, resetSeconds: 0 });
+        }
+        assert.equal((await s.limiter.hit(key, 2, MINUTE, t0 + 1_000)).remaining, 1);
+        assert.deepEqual(await s.limiter.peek(key, 2, MINUTE, t0 + 2_000), {
+          allowed: true,
+          limit: 2,
+          remaining: 0,
+          resetSeconds: 59,
+        });
+        assert.equal((await s.limiter.hit(key, 2, MINUTE, t0 + 2_000)).allowed, true);
+        const blocked = await s.limiter.peek(key, 2, MINUTE, t0 + 3_000);
+        assert.deepEqual(blocked, { allowed: false, limit: 2, remaining: 0, resetSeconds: 58 });
+        const many = await Promise.all(Array.from({ length: 50 }, () => s.limiter.peek(key, 2, MINUTE, t0 + 61_500)));
+        for (const d of many) assert.equal(d.allowed, true);
+        assert.equal((await s.limiter.hit(key, 2, MINUTE, t0 + 61_500)).allowed, true);
+        assert.equal((await s.limiter.hit(key, 2, MINUTE, t0 + 61_500)).allowed, false, 'peeks left no trace');
+      });
+
+      it('applies a changed limit to the same key', async (s) => {
+        const key = uid('rl');
+        const t0 = 1_700_000_000_000;
+        for (let i = 0; i < 5; i++) assert.ok((await s.limiter.hit(key, 10, MINUTE, t0 + i * 1_000)).allowed);
+        assert.equal((await s.limiter.hit(key, 3, MINUTE, t0 + 10_000)).allowed, false, 'lowered below the count');
+        // Under limit 3, one more is admitted once only two of the five remain in the window.
+        assert.equal((await s.limiter.hit(key, 3, MINUTE, t0 + 62_500)).allowed, true);
+        assert.equal((await s.limiter.hit(key, 20, MINUTE, t0 + 62_600)).remaining, 16);
+      });
+    });
+  });
+}

@@ -1,0 +1,301 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { after, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
+import { InProcessRateLimiter } from '../../src/store/memory-limiter.ts';
+import { openSqliteStores } from '../../src/store/sqlite.ts';
+import type { SqliteStoreOptions } from '../../src/store/sqlite.ts';
+import { StoreUnavailableError } from '../../src/store/types.ts';
+import type { Stores } from '../../src/store/types.ts';
+import { storeBehaviour } from './behaviour.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'store-sqlite-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+let seq = 0;
+const freshPath = (): string => join(dir, `db-${++seq}.sqlite`);
+
+storeBehaviour('sqlite file', async (config) => openSqliteStores({ path: freshPath(), ...config }));
+storeBehaviour('sqlite :memory:', async (config) => openSqliteStores({ path: ':memory:', ...config }));
+
+const SQLITE_MODULE = new URL('../../src/store/sqlite.ts', import.meta.url).href;
+
+/** Runs `body` (an async function body with `stores`, `data` and `ready` in scope) in a worker thread. */
+function inWorker(
+  body: string,
+  data: Record<string, unknown>,
+  options: { start?: Int32Array; onReady?: () => void } = {},
+): { worker: Worker; result: Promise<unknown> } {
+  const worker = new Worker(
+    `
+    const { parentPort, workerData } = require('node:worker_threads');
+    (async () => {
+      const { openSqliteStores } = await import(workerData.module);
+      const stores = openSqliteStores({ path: workerData.path });
+      const data = workerData.data;
+      const ready = () => {
+        parentPort.postMessage({ ready: true });
+        if (workerData.start) Atomics.wait(workerData.start, 0, 0);
+      };
+      const result = await (async () => { ${body} })();
+      parentPort.postMessage({ result });
+    })();
+    `,
+    { eval: true, workerData: { module: SQLITE_MODULE, path: data.path, data, start: options.start } },
+  );
+  const result = new Promise<unknown>((resolve, reject) => {
+    worker.on('message', (m: { ready?: boolean; result?: unknown }) => {
+      if (m.ready) options.onReady?.();
+      else resolve(m.result);
+    });
+    worker.on('error', reject);
+    worker.on('exit', (code) => reject(new Error(`worker exited with ${code} before answering`)));
+  });
+  return { worker, result };
+}
+
+async function ledgerSum(s: Stores, teamId: string): Promise<number> {
+  return (await s.ledger.entries(teamId, 100_000)).reduce((sum, e) => sum + e.amount, 0);
+}
+
+describe('sqlite specifics', () => {
+  test('creates the schema once, in WAL mode', async () => {
+    const path = freshPath();
+    const s = openSqliteStores({ path });
+    await s.ping();
+    const raw = new DatabaseSync(path);
+    try {
+      assert.equal((raw.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 1);
+      assert.equal((raw.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal');
+      const tables = raw
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        .all()
+        .map((r) => r.name);
+      assert.deepEqual(tables, ['api_keys', 'cache', 'ledger', 'reservations', 'teams']);
+      // The ledger is append-only, even for a hand-written statement.
+      const team = await s.accounts.createTeam({ name: 't', credits: 3, rateLimit: 1 });
+      assert.throws(() => raw.prepare('UPDATE ledger SET amount = 100').run(), /append-only/);
+      assert.throws(() => raw.prepare('DELETE FROM ledger').run(), /append-only/);
+      assert.equal(await s.ledger.balance(team.id), 3);
+    } finally {
+      raw.close();
+    }
+    await s.close();
+    const again = openSqliteStores({ path }); // reopening does not migrate again
+    assert.equal((await again.accounts.listTeams()).length, 1);
+    await again.close();
+  });
+
+  test('data survives reopening', async () => {
+    const path = freshPath();
+    const a = openSqliteStores({ path });
+    const team = await a.accounts.createTeam({ name: 'Acme', credits: 5, rateLimit: 30 });
+    const key = await a.accounts.createKey({ teamId: team.id, name: 'ci', hash: 'h-survive', prefix: 'ps_', last4: 'wxyz' });
+    const r = await a.ledger.reserve(team.id, 2, 'req_survive', Date.now() + 60_000);
+    assert.ok(r.ok);
+    await a.cache.set('cache-key', 'target', { value: '{"a":1}', storedAt: 1234 });
+    await a.accounts.recordKeyUse(new Map([[key.id, '2030-01-01T00:00:00.000Z']]));
+    await a.close();
+
+    const b = openSqliteStores({ path });
+    assert.deepEqual(await b.accounts.getTeam(team.id), { ...team, credits: 3 });
+    const found = await b.accounts.findActiveKey('h-survive');
+    assert.equal(found?.key.id, key.id);
+    assert.equal(found?.key.lastUsedAt, '2030-01-01T00:00:00.000Z');
+    assert.deepEqual(await b.cache.get('cache-key'), { value: '{"a":1}', storedAt: 1234 });
+    assert.equal((await b.ledger.usage(team.id))?.pendingReservations, 1);
+    assert.equal(await b.ledger.refund(r.reservationId), 5);
+    assert.equal(await ledgerSum(b, team.id), 5);
+    await b.close();
+  });
+
+  test('two connections to one file see each other’s changes at once', async () => {
+    const path = freshPath();
+    const service = openSqliteStores({ path });
+    const cli = openSqliteStores({ path }); // the operator CLI, as another process would
+    try {
+      const team = await cli.accounts.createTeam({ name: 'Acme', credits: 0, rateLimit: 100 });
+      await cli.accounts.createKey({ teamId: team.id, name: 'a', hash: 'h-a', prefix: 'ps_', last4: 'aaaa' });
+      const b = await cli.accounts.createKey({ teamId: team.id, name: 'b', hash: 'h-b', prefix: 'ps_', last4: 'bbbb' });
+      assert.ok(await service.accounts.findActiveKey('h-b'));
+
+      assert.equal(await cli.accounts.revokeKey(b.id), true);
+      assert.equal(await service.accounts.findActiveKey('h-b'), null, 'revocation seen by the next lookup');
+
+      assert.deepEqual(await service.ledger.reserve(team.id, 1, 'req_1', Date.now() + 60_000), { ok: false, balance: 0 });
+      await cli.ledger.addCredits(team.id, 10);
+      assert.equal((await service.accounts.findActiveKey('h-a'))?.team.credits, 10);
+      const r = await service.ledger.reserve(team.id, 1, 'req_2', Date.now() + 60_000);
+      assert.ok(r.ok);
+      assert.equal(r.balance, 9);
+      assert.equal(await cli.ledger.balance(team.id), 9);
+      await cli.accounts.updateTeam(team.id, { rateLimit: 5 });
+      assert.equal((await service.accounts.findActiveKey('h-a'))?.team.rateLimit, 5);
+      await service.ledger.commit(r.reservationId);
+      assert.equal(await ledgerSum(cli, team.id), 9);
+    } finally {
+      await service.close();
+      await cli.close();
+    }
+  });
+
+  test('a write lock held beyond the busy timeout is StoreUnavailableError; reads go on', async () => {
+    const path = freshPath();
+    const s = openSqliteStores({ path, busyTimeoutMs: 50 });
+    const team = await s.accounts.createTeam({ name: 't', credits: 2, rateLimit: 1 });
+    await s.accounts.createKey({ teamId: team.id, name: 'k', hash: 'h-lock', prefix: 'ps_', last4: 'lock' });
+    await s.cache.set('k', 't', { value: '1', storedAt: 1 });
+    const other = new DatabaseSync(path);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      await assert.rejects(s.ledger.addCredits(team.id, 1), StoreUnavailableError);
+      await assert.rejects(s.ledger.reserve(team.id, 1, 'req_x', Date.now() + 1_000), StoreUnavailableError);
+      // WAL: reads do not wait for the writer, and a cache read writes nothing.
+      assert.equal(await s.ledger.balance(team.id), 2);
+      assert.ok(await s.accounts.findActiveKey('h-lock'));
+      assert.deepEqual(await s.cache.get('k'), { value: '1', storedAt: 1 });
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    assert.equal(await s.ledger.addCredits(team.id, 1), 3);
+    // A programming error stays what it is.
+    await assert.rejects(s.ledger.addCredits(team.id, -1), (err) => !(err instanceof StoreUnavailableError));
+    await s.close();
+    await assert.rejects(s.ping(), StoreUnavailableError);
+  });
+
+  test('an unreachable database file is StoreUnavailableError', () => {
+    assert.throws(() => openSqliteStores({ path: join(dir, 'missing-dir', 'x.sqlite') }), StoreUnavailableError);
+  });
+
+  test('reservations left by a crashed instance are refunded exactly once by racing instances', async () => {
+    const path = freshPath();
+    const setup = openSqliteStores({ path });
+    const team = await setup.accounts.createTeam({ name: 'crash', credits: 40, rateLimit: 100 });
+    await setup.close();
+
+    // The "crashed" instance reserves and is killed before committing or refunding.
+    const deadline = Date.now() + 300;
+    const crashed = inWorker(
+      `
+      for (let i = 0; i < 40; i++) {
+        const r = await stores.ledger.reserve(data.teamId, 1, 'req_crash_' + i, data.deadline);
+        if (!r.ok) throw new Error('reserve failed');
+      }
+      return 'reserved';
+      `,
+      { path, teamId: team.id, deadline },
+    );
+    assert.equal(await crashed.result, 'reserved');
+    await crashed.worker.terminate();
+
+    const s = openSqliteStores({ path });
+    assert.equal(await s.ledger.balance(team.id), 0);
+    assert.equal(await s.ledger.refundExpired(Date.now()), 0, 'not before the deadline');
+    await sleep(Math.max(0, deadline - Date.now() + 5));
+
+    // Four instances in their own threads sweep at the same moment, two of them also
+    // refunding reservations one by one; an in-process sweep races with them too.
+    const start = new Int32Array(new SharedArrayBuffer(4));
+    let ready = 0;
+    const onReady = () => {
+      if (++ready === 4) {
+        Atomics.store(start, 0, 1);
+        Atomics.notify(start, 0);
+      }
+    };
+    const sweep = `ready(); return await stores.ledger.refundExpired(Date.now());`;
+    const oneByOne = `
+      const ids = data.ids;
+      ready();
+      let balance = 0;
+      for (const id of ids) balance = await stores.ledger.refund(id);
+      return -1;
+    `;
+    const raw = new DatabaseSync(path, { readOnly: true });
+    const ids = raw
+      .prepare('SELECT id FROM reservations WHERE team_id = ? ORDER BY id')
+      .all(team.id)
+      .map((r) => r.id as string);
+    raw.close();
+    assert.equal(ids.length, 40);
+    const workers = [
+      inWorker(sweep, { path }, { start, onReady }),
+      inWorker(sweep, { path }, { start, onReady }),
+      inWorker(oneByOne, { path, ids }, { start, onReady }),
+      inWorker(oneByOne, { path, ids: [...ids].reverse() }, { start, onReady }),
+    ];
+    const [local, ...fromWorkers] = await Promise.all([
+      (async () => {
+        while (ready < 4) await sleep(1);
+        return s.ledger.refundExpired(Date.now());
+      })(),
+      ...workers.map((w) => w.result),
+    ]);
+    for (const w of workers) await w.worker.terminate();
+    const swept = (local as number) + (fromWorkers[0] as number) + (fromWorkers[1] as number);
+    assert.ok(swept >= 0 && swept <= 40);
+
+    const entries = await s.ledger.entries(team.id, 1_000);
+    assert.equal(entries.filter((e) => e.reason === 'refund').length, 40, 'one refund per reservation');
+    const refundedRequests = new Set(entries.filter((e) => e.reason === 'refund').map((e) => e.requestId));
+    assert.equal(refundedRequests.size, 40);
+    assert.equal(await s.ledger.balance(team.id), 40);
+    assert.equal(await ledgerSum(s, team.id), 40);
+    assert.equal((await s.ledger.usage(team.id))?.pendingReservations, 0);
+    assert.equal(await s.ledger.refundExpired(Date.now()), 0);
+    await s.close();
+  });
+
+  test('cache reads are recorded in memory and written at prune', async () => {
+    const path = freshPath();
+    const options: SqliteStoreOptions = { path, cacheMaxBytes: 1_100, cacheTouchFlushMs: 60_000 };
+    const s = openSqliteStores(options);
+    const raw = new DatabaseSync(path);
+    const accessed = (k: string) =>
+      (raw.prepare('SELECT accessed_at FROM cache WHERE key = ?').get(k) as { accessed_at: number }).accessed_at;
+    try {
+      await s.cache.set('a', 't', { value: 'x'.repeat(300), storedAt: Date.now() });
+      await sleep(5);
+      await s.cache.set('b', 't', { value: 'x'.repeat(300), storedAt: Date.now() });
+      const before = accessed('a');
+      await sleep(5);
+      await s.cache.get('a');
+      assert.equal(accessed('a'), before, 'a read does not write');
+      await s.cache.set('c', 't', { value: 'x'.repeat(300), storedAt: Date.now() });
+      await s.cache.set('d', 't', { value: 'x'.repeat(300), storedAt: Date.now() });
+      await s.cache.prune(Date.now());
+      assert.ok(accessed('a') > before, 'prune wrote the access time first');
+      assert.equal(await s.cache.get('b'), null);
+      assert.ok(await s.cache.get('a'));
+    } finally {
+      raw.close();
+      await s.close();
+    }
+  });
+});
+
+describe('InProcessRateLimiter memory', () => {
+  test('keeps at most `limit` timestamps per key and drops idle keys', async () => {
+    const limiter = new InProcessRateLimiter({ sweepIntervalMs: 1_000 });
+    const t0 = 1_700_000_000_000;
+    for (let k = 0; k < 1_000; k++) {
+      for (let i = 0; i < 5; i++) await limiter.hit(`k${k}`, 3, 60_000, t0 + i);
+    }
+    assert.equal(limiter.size, 1_000);
+    await limiter.peek('other', 3, 60_000, t0 + 60_010);
+    assert.equal(limiter.size, 0, 'keys whose requests all left the window are gone');
+    await limiter.hit('x', 3, 60_000, t0 + 70_000);
+    assert.equal(limiter.size, 1);
+  });
+
+  test('rejects nonsensical limits', async () => {
+    const limiter = new InProcessRateLimiter();
+    await assert.rejects(limiter.hit('k', 0, 60_000));
+    await assert.rejects(limiter.hit('k', 1, 0));
+  });
+});
