@@ -149,14 +149,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sendError(reply, asApiError(error, request), request.id);
   });
 
-  // Unknown paths are 404; known paths with another method are 405.
+  // Unknown paths are 404; known paths with another method are 405 (a GET reaching this
+  // handler is on an unknown path, e.g. a known one with a trailing slash).
   const knownPaths = new Set<string>();
   app.addHook('onRoute', (route) => {
     if (!route.url.includes('*') && !route.url.includes(':')) knownPaths.add(route.url);
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
-    if (knownPaths.has(path) || knownPaths.has(path.replace(/\/$/, ''))) {
+    if (request.method !== 'GET' && (knownPaths.has(path) || knownPaths.has(path.replace(/\/$/, '')))) {
       reply.header('allow', 'GET');
       return sendError(reply, new ApiError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use GET.`), request.id);
     }

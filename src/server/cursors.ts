@@ -58,6 +58,8 @@ export class CursorSealer {
     if (!/^[A-Za-z0-9_-]+$/.test(token)) return { ok: false, problem: 'malformed' };
     const raw = Buffer.from(token, 'base64url');
     if (raw.length <= IV_BYTES + TAG_BYTES) return { ok: false, problem: 'malformed' };
+    // Only the canonical encoding: no altered unused bits in the last character.
+    if (raw.toString('base64url') !== token) return { ok: false, problem: 'malformed' };
     let payload: SealedPayload;
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.#key, raw.subarray(0, IV_BYTES));

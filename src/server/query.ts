@@ -9,6 +9,7 @@ import { validationError } from './errors.ts';
 export const CACHE_MAX_AGES = { '1d': 1, '3d': 3, '7d': 7, '14d': 14, '30d': 30 } as const;
 export type CacheMaxAge = keyof typeof CACHE_MAX_AGES;
 const DAY_MS = 24 * 60 * 60 * 1000;
+const RECENT_QUERIES = 10_000;
 
 export const cacheMaxAgeParam = EnumParam(
   Object.keys(CACHE_MAX_AGES) as CacheMaxAge[],
@@ -54,6 +55,19 @@ export class QueryValidator {
   constructor(endpoint: EndpointDeclaration, ajv: Ajv) {
     this.#endpoint = endpoint;
     this.#validate = ajv.compile(fullQuerySchema(endpoint));
+  }
+
+  /** Results for recently seen raw query strings: canonicalisation is pure. */
+  readonly #recent = new Map<string, ParsedQuery>();
+
+  /** `parse` remembered by the raw query string it came from. */
+  parseRaw(rawQuery: string, query: Record<string, unknown>): ParsedQuery {
+    const known = this.#recent.get(rawQuery);
+    if (known) return known;
+    const parsed = this.parse(query);
+    if (this.#recent.size >= RECENT_QUERIES) this.#recent.clear();
+    this.#recent.set(rawQuery, parsed);
+    return parsed;
   }
 
   /** Throws a 422 listing every problem, or returns the canonical target and options. */

@@ -29,6 +29,8 @@ export interface EndpointRuntime {
   endpoint: EndpointDeclaration;
   query: QueryValidator;
   checkData: ValidateFunction;
+  /** Boolean switches: part of the cache key, not of the target whose entries a 404 drops. */
+  switches: ReadonlySet<string>;
 }
 
 /** A finished live scrape: the serialised `data` and when it was scraped. */
@@ -46,12 +48,28 @@ export interface Outcome {
 const stableJson = (value: Record<string, unknown>): string =>
   JSON.stringify(Object.keys(value).sort().map((name) => [name, value[name]]));
 
+const BOOLEAN_VALUES = ['true', 'false', '1', '0'];
+
+/** Query parameters that are boolean switches (their schema is the boolean enum). */
+function switchesOf(endpoint: EndpointDeclaration): Set<string> {
+  const properties = endpoint.query.properties as Record<string, { enum?: unknown }>;
+  return new Set(
+    Object.keys(properties).filter((name) => {
+      const values = properties[name]?.enum;
+      return Array.isArray(values) && values.length === BOOLEAN_VALUES.length && BOOLEAN_VALUES.every((value) => values.includes(value));
+    }),
+  );
+}
+
 export function compileEndpoints(endpoints: readonly EndpointDeclaration[]): Map<string, EndpointRuntime> {
   const query = queryAjv();
   const output = new Ajv({ allErrors: false, strict: false });
   addFormats(output, ['date-time', 'uri']);
   return new Map(
-    endpoints.map((endpoint) => [endpoint.id, { endpoint, query: new QueryValidator(endpoint, query), checkData: output.compile(endpoint.data) }]),
+    endpoints.map((endpoint) => [
+      endpoint.id,
+      { endpoint, query: new QueryValidator(endpoint, query), checkData: output.compile(endpoint.data), switches: switchesOf(endpoint) },
+    ]),
   );
 }
 
@@ -71,7 +89,8 @@ export class ScrapeService {
 
   async handle(runtime: EndpointRuntime, caller: Caller, request: FastifyRequest, reply: FastifyReply, outcome: Outcome): Promise<void> {
     const { endpoint } = runtime;
-    const parsed = runtime.query.parse(request.query as Record<string, unknown>);
+    const queryStart = request.url.indexOf('?');
+    const parsed = runtime.query.parseRaw(queryStart < 0 ? '' : request.url.slice(queryStart + 1), request.query as Record<string, unknown>);
     const target = parsed.params;
 
     let cursor: { position: UpstreamPosition; scrapedAt: number } | null = null;
@@ -88,8 +107,9 @@ export class ScrapeService {
       cursor = opened.cursor;
     }
 
-    const targetKey = `${endpoint.id}|${stableJson(target)}`;
-    const cacheKey = `${targetKey}|${cursor ? stableJson(cursor.position) : ''}`;
+    // Entries are grouped by target without the switches, so that a 404 drops them all.
+    const targetKey = `${endpoint.id}|${stableJson(Object.fromEntries(Object.entries(target).filter(([name]) => !runtime.switches.has(name))))}`;
+    const cacheKey = `${endpoint.id}|${stableJson(target)}|${cursor ? stableJson(cursor.position) : ''}`;
     const now = this.#settings.now();
 
     if (parsed.cacheMaxAgeMs !== null) {
@@ -182,7 +202,7 @@ export class ScrapeService {
       const kind = isUpstreamOutcome(error) ? error.kind : 'error';
       this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: kind });
       if (isUpstreamOutcome(error)) {
-        if (error.kind === 'not_found') await this.#stores.cache.deleteTarget(targetKey);
+        if (error.kind === 'not_found' || error.kind === 'gated') await this.#stores.cache.deleteTarget(targetKey);
         if (error.kind === 'unrecognised') log.warn({ platform: error.platform, problem: error.message }, 'unrecognised upstream page');
         throw outcomeError(error, endpoint);
       }

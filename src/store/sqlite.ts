@@ -46,6 +46,10 @@ const EVICT_TO = 0.9;
 /** Reads remembered before a flush is forced (bounds the in-memory set). */
 const MAX_TOUCHED = 10_000;
 const REFUND_BATCH = 500;
+/** Active keys remembered between changes of the database. */
+const MAX_KNOWN_KEYS = 10_000;
+/** Bytes of recently used cache entries kept in memory in front of the table. */
+const HOT_CACHE_BYTES = 64 * 1024 * 1024;
 
 const MIGRATIONS: readonly string[] = [
   // v1
@@ -193,6 +197,7 @@ function prepareAll(db: DatabaseSync) {
   const p = (sql: string): StatementSync => db.prepare(sql);
   return {
     ping: p('SELECT 1 AS one'),
+    dataVersion: p('PRAGMA data_version'),
 
     insertTeam: p('INSERT INTO teams (id, name, credits, rate_limit, created_at) VALUES (?, ?, ?, ?, ?)'),
     getTeam: p(`SELECT ${TEAM_COLS} FROM teams WHERE id = ?`),
@@ -235,7 +240,7 @@ function prepareAll(db: DatabaseSync) {
     markRefunded: p("UPDATE reservations SET state = 'refunded' WHERE id = ? AND state = 'pending'"),
     expired: p("SELECT id FROM reservations WHERE state = 'pending' AND deadline < ? ORDER BY deadline LIMIT ?"),
 
-    cacheGet: p('SELECT value, stored_at FROM cache WHERE key = ?'),
+    cacheGet: p('SELECT value, stored_at, target, size FROM cache WHERE key = ?'),
     cacheSet: p(
       `INSERT INTO cache (key, target, value, stored_at, accessed_at, size) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (key) DO UPDATE SET target = excluded.target, value = excluded.value,
@@ -262,6 +267,9 @@ class Connection {
   readonly db: DatabaseSync;
   readonly st: Statements;
   closed = false;
+  /** Write transactions this connection has committed. */
+  #writes = 0;
+
 
   constructor(path: string, busyTimeoutMs: number) {
     try {
@@ -300,6 +308,16 @@ class Connection {
     });
   }
 
+  /** Changes whenever another connection (the operator CLI in another process) has committed. */
+  dataVersion(): number {
+    return this.run(() => (this.st.dataVersion.get() as Row).data_version as number);
+  }
+
+  /** Changes whenever anything was committed, by this connection or another one. */
+  stamp(): string {
+    return `${this.dataVersion()}:${this.#writes}`;
+  }
+
   /** Runs `fn`, turning driver errors that mean "unavailable" into StoreUnavailableError. */
   run<T>(fn: () => T): T {
     if (this.closed) throw new StoreUnavailableError('SQLite store is closed');
@@ -317,6 +335,7 @@ class Connection {
       try {
         const result = fn();
         this.db.exec('COMMIT');
+        this.#writes += 1;
         return result;
       } catch (err) {
         if (this.db.isTransaction) {
@@ -348,6 +367,7 @@ function checkTeamFields(changes: { name?: string; rateLimit?: number; credits?:
 
 function accountStore(c: Connection): AccountStore {
   const { st } = c;
+  const knownKeys = new Map<string, { stamp: string; found: { key: ApiKeyRecord; hash: string; team: Team } }>();
   return {
     async createTeam(team: NewTeam): Promise<Team> {
       checkTeamFields(team);
@@ -398,9 +418,16 @@ function accountStore(c: Connection): AccountStore {
     },
 
     async findActiveKey(hash: string): Promise<{ key: ApiKeyRecord; hash: string; team: Team } | null> {
+      // Served from memory while nothing at all has been committed since it was read (the
+      // stamp covers other processes too), so a revocation or a balance change is seen by
+      // the very next request.
+      const stamp = c.stamp();
+      const cached = knownKeys.get(hash);
+      if (cached && cached.stamp === stamp) return cached.found;
       const r = c.run(() => st.findActiveKey.get(hash));
       if (!r) return null;
-      return {
+      if (knownKeys.size >= MAX_KNOWN_KEYS) knownKeys.clear();
+      const found = {
         key: toKey(r),
         hash,
         team: {
@@ -411,6 +438,8 @@ function accountStore(c: Connection): AccountStore {
           createdAt: r.t_created_at as string,
         },
       };
+      knownKeys.set(hash, { stamp, found });
+      return found;
     },
 
     async listKeys(teamId: string): Promise<ApiKeyRecord[]> {
@@ -418,7 +447,7 @@ function accountStore(c: Connection): AccountStore {
     },
 
     async revokeKey(id: string): Promise<boolean> {
-      return c.run(() => st.revokeKey.run(isoNow(), id).changes > 0);
+      return c.tx(() => st.revokeKey.run(isoNow(), id).changes > 0);
     },
 
     async recordKeyUse(lastUsed: ReadonlyMap<string, string>): Promise<void> {
@@ -555,6 +584,36 @@ function cacheStore(c: Connection, maxBytes: number, maxAgeMs: number): SqliteCa
   const { st } = c;
   // Reads since the last flush: key -> epoch ms of the latest read. Reads never write.
   let touched = new Map<string, number>();
+  // Recently used entries in memory, in least-recently-used order, valid while the database
+  // stamp is unchanged by any other connection.
+  const hot = new Map<string, { entry: CacheEntry; target: string; size: number }>();
+  let hotBytes = 0;
+  let hotVersion = -1;
+  const dropHot = (key: string) => {
+    const held = hot.get(key);
+    if (!held) return;
+    hot.delete(key);
+    hotBytes -= held.size;
+  };
+  const keepHot = (key: string, target: string, entry: CacheEntry, size: number) => {
+    dropHot(key);
+    if (size > HOT_CACHE_BYTES / 8) return;
+    hot.set(key, { entry, target, size });
+    hotBytes += size;
+    for (const oldest of hot.keys()) {
+      if (hotBytes <= HOT_CACHE_BYTES) break;
+      dropHot(oldest);
+    }
+  };
+  /** Empties the memory layer when another connection has committed since it was filled. */
+  const checkHot = () => {
+    const version = c.dataVersion();
+    if (version !== hotVersion) {
+      hot.clear();
+      hotBytes = 0;
+      hotVersion = version;
+    }
+  };
 
   const flush = (): void => {
     if (touched.size === 0) return;
@@ -575,8 +634,19 @@ function cacheStore(c: Connection, maxBytes: number, maxAgeMs: number): SqliteCa
     flush,
 
     async get(key: string): Promise<CacheEntry | null> {
-      const row = c.run(() => st.cacheGet.get(key));
-      if (!row) return null;
+      checkHot();
+      const held = hot.get(key);
+      let entry: CacheEntry;
+      if (held) {
+        hot.delete(key);
+        hot.set(key, held);
+        entry = held.entry;
+      } else {
+        const row = c.run(() => st.cacheGet.get(key));
+        if (!row) return null;
+        entry = { value: row.value as string, storedAt: row.stored_at as number };
+        keepHot(key, row.target as string, entry, row.size as number);
+      }
       touched.set(key, Date.now());
       if (touched.size >= MAX_TOUCHED) {
         try {
@@ -585,16 +655,18 @@ function cacheStore(c: Connection, maxBytes: number, maxAgeMs: number): SqliteCa
           // A read must not fail because the access times could not be written.
         }
       }
-      return { value: row.value as string, storedAt: row.stored_at as number };
+      return entry;
     },
 
     async set(key: string, target: string, entry: CacheEntry): Promise<void> {
       const size = Buffer.byteLength(entry.value) + Buffer.byteLength(key) + Buffer.byteLength(target);
       c.run(() => st.cacheSet.run(key, target, entry.value, Math.trunc(entry.storedAt), Date.now(), size));
+      keepHot(key, target, { value: entry.value, storedAt: Math.trunc(entry.storedAt) }, size);
     },
 
     async deleteTarget(target: string): Promise<void> {
       c.run(() => st.cacheDeleteTarget.run(target));
+      for (const [key, held] of hot) if (held.target === target) dropHot(key);
     },
 
     async prune(now: number): Promise<void> {
@@ -604,6 +676,9 @@ function cacheStore(c: Connection, maxBytes: number, maxAgeMs: number): SqliteCa
         const total = (st.cacheTotal.get() as Row).total as number;
         if (total > maxBytes) st.cacheEvict.run(total - Math.floor(maxBytes * EVICT_TO));
       });
+      // Whatever the table dropped must not be served from memory either.
+      hot.clear();
+      hotBytes = 0;
     },
   };
 }

@@ -1,0 +1,664 @@
+// Every error status of api-spec section 7 and api-decisions, on every endpoint where it
+// applies: the envelope, the request id, the headers, and the ledger left as it was.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { endpoints } from '../../src/endpoints/index.ts';
+import type { EndpointDeclaration, ExtractResult } from '../../src/endpoints/types.ts';
+import { openSqliteStores } from '../../src/store/sqlite.ts';
+import { UpstreamOutcome, type OutcomeKind } from '../../src/upstream/outcomes.ts';
+import { byId, defaultScript, exampleQuery, fixtureResult, startHarness, type Harness } from './harness.ts';
+import {
+  assertNotCharged,
+  expectError,
+  failingStores,
+  ledgerState,
+  success,
+  tokenOf,
+  urlOf,
+  variantQuery,
+  type Response,
+} from './support.ts';
+
+let tagCounter = 0;
+const nextTag = () => ++tagCounter;
+let addressCounter = 0;
+/** A client address never used before, so that failed authentications never add up across tests. */
+const freshAddress = () => {
+  addressCounter++;
+  return `10.77.${Math.floor(addressCounter / 250)}.${(addressCounter % 250) + 1}`;
+};
+
+const DAY = 24 * 60 * 60 * 1000;
+const fail = (kind: OutcomeKind) => async (endpoint: EndpointDeclaration): Promise<ExtractResult> => {
+  throw new UpstreamOutcome(kind, endpoint.platform, `scripted ${kind}`);
+};
+
+/** A query string with a parameter given twice. */
+function twice(endpoint: EndpointDeclaration, name: string): string {
+  const params = new URLSearchParams(endpoint.exampleQuery);
+  params.append(name, params.get(name) ?? 'x');
+  return `${endpoint.path}?${params.toString()}`;
+}
+
+/** Query without the named parameters. */
+function without(endpoint: EndpointDeclaration, names: string[], extra: Record<string, string> = {}): string {
+  const query: Record<string, string> = { ...endpoint.exampleQuery, ...extra };
+  for (const name of names) delete query[name];
+  return `${endpoint.path}?${new URLSearchParams(query).toString()}`;
+}
+
+/** Path to the first non-nullable string of `data` (per the endpoint's schema), to set it to null. */
+function nonNullableStringPath(schema: Record<string, unknown>, value: unknown, path: (string | number)[] = []): (string | number)[] | null {
+  if (schema.type === 'string' && typeof value === 'string') return path;
+  if (schema.type === 'object' && value && typeof value === 'object' && !Array.isArray(value)) {
+    const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+    for (const [name, child] of Object.entries(properties)) {
+      const found = nonNullableStringPath(child, (value as Record<string, unknown>)[name], [...path, name]);
+      if (found) return found;
+    }
+  }
+  if (schema.type === 'array' && Array.isArray(value) && value.length > 0) {
+    return nonNullableStringPath(schema.items as Record<string, unknown>, value[0], [...path, 0]);
+  }
+  return null;
+}
+
+/** Data that violates the endpoint's schema in one of three ways. */
+const VIOLATIONS: Record<string, (endpoint: EndpointDeclaration) => ExtractResult> = {
+  'a required field deleted': (endpoint) => {
+    const result = fixtureResult(endpoint);
+    const name = (endpoint.data.required as string[]).find((field) => field !== 'fetchedAt' && field !== 'paging');
+    assert.ok(name);
+    delete result.data[name];
+    return result;
+  },
+  'a null in a non-nullable string': (endpoint) => {
+    const result = fixtureResult(endpoint);
+    const path = nonNullableStringPath(endpoint.data as unknown as Record<string, unknown>, result.data);
+    assert.ok(path && path.length > 0, `${endpoint.id} has a non-nullable string`);
+    let holder = result.data as Record<string | number, unknown>;
+    for (const step of path.slice(0, -1)) holder = holder[step] as Record<string | number, unknown>;
+    holder[path.at(-1) as string | number] = null;
+    return result;
+  },
+  'an integer where a string belongs, deep inside': (endpoint) => {
+    const result = fixtureResult(endpoint);
+    const path = nonNullableStringPath(endpoint.data as unknown as Record<string, unknown>, result.data);
+    assert.ok(path && path.length > 0);
+    let holder = result.data as Record<string | number, unknown>;
+    for (const step of path.slice(0, -1)) holder = holder[step] as Record<string | number, unknown>;
+    holder[path.at(-1) as string | number] = 42;
+    return result;
+  },
+  'an undeclared field': (endpoint) => {
+    const result = fixtureResult(endpoint);
+    result.data.internalDebug = { host: 'scraper-7' };
+    return result;
+  },
+};
+
+describe('error answers on every endpoint', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ credits: 1_000_000, rateLimit: 1_000_000 });
+  });
+  after(() => h.close());
+  afterEach(() => {
+    h.script = defaultScript;
+  });
+
+  /** Runs `act` and asserts that it changed nothing of the team's credits. */
+  const uncharged = async <T>(teamId: string, act: () => Promise<T>): Promise<T> => {
+    const before = await h.balance(teamId);
+    const result = await act();
+    await assertNotCharged(h, teamId, before);
+    return result;
+  };
+  const get = (url: string) => h.get(url);
+  const getAs = (key: string, url: string, address = '127.0.0.1') => h.get(url, { 'x-api-key': key }, { remoteAddress: address });
+
+  for (const endpoint of endpoints) {
+    describe(endpoint.path, () => {
+      const example = urlOf(endpoint);
+
+      // ------------------------------------------------------------------ 401
+      test('401 without a key, with an unknown, malformed or revoked key, and with two different keys', async () => {
+        const calls = h.calls.length;
+        await uncharged(h.team.id, async () => {
+          const none = await h.get(example, {}, { remoteAddress: freshAddress() });
+          expectError(none, 401, 'UNAUTHORIZED', { authed: false });
+          const unknown = await getAs(`psk_live_${'Z'.repeat(32)}`, example, freshAddress());
+          expectError(unknown, 401, 'UNAUTHORIZED', { authed: false });
+          const malformed = await getAs('x', example, freshAddress());
+          expectError(malformed, 401, 'UNAUTHORIZED', { authed: false });
+          const badBearer = await h.get(example, { authorization: 'Bearer' }, { remoteAddress: freshAddress() });
+          expectError(badBearer, 401, 'UNAUTHORIZED', { authed: false });
+        });
+
+        // Revoked as the CLI does it: another process opens the same database.
+        const other = await h.newTeam(5, 1000);
+        success(await getAs(other.key, example));
+        const cli = openSqliteStores({ path: join(h.dir, 'service.db') });
+        try {
+          assert.equal(await cli.accounts.revokeKey(other.keyId), true);
+        } finally {
+          await cli.close();
+        }
+        await uncharged(other.team.id, async () => {
+          expectError(await getAs(other.key, example, freshAddress()), 401, 'UNAUTHORIZED', { authed: false });
+          const bearer = await h.get(example, { authorization: `Bearer ${other.key}` }, { remoteAddress: freshAddress() });
+          expectError(bearer, 401, 'UNAUTHORIZED', { authed: false });
+        });
+
+        // Two headers, two different valid keys.
+        const third = await h.newTeam(5, 1000);
+        await uncharged(h.team.id, () =>
+          uncharged(third.team.id, async () => {
+            const both = await h.get(example, { 'x-api-key': h.key, authorization: `Bearer ${third.key}` }, { remoteAddress: freshAddress() });
+            const error = expectError(both, 401, 'UNAUTHORIZED', { authed: false });
+            assert.match(error.message, /different/);
+          }),
+        );
+        assert.equal(h.calls.length, calls + 1, 'only the one successful request reached the extractor');
+      });
+
+      test('a key as Authorization: Bearer alone works, and so do both headers carrying the same key', async () => {
+        const team = await h.newTeam(5, 1000);
+        const bearer = success(await h.get(example, { authorization: `Bearer ${team.key}` }));
+        assert.equal(bearer.meta.creditsRemaining, 4);
+        const lower = success(await h.get(example, { authorization: `bearer ${team.key}` }));
+        assert.equal(lower.meta.creditsRemaining, 3);
+        const both = success(await h.get(example, { 'x-api-key': team.key, authorization: `Bearer ${team.key}` }));
+        assert.equal(both.meta.creditsRemaining, 2);
+      });
+
+      // ------------------------------------------------------------------ 402
+      test('402 for a team without credits; a cache hit still answers 200 at 0 credits', async () => {
+        const broke = await h.newTeam(0, 1000);
+        const calls = h.calls.length;
+        await uncharged(broke.team.id, async () => {
+          const response = await getAs(broke.key, example);
+          const error = expectError(response, 402, 'INSUFFICIENT_CREDITS', { authed: true });
+          assert.match(error.message, /1 credit/);
+        });
+        assert.equal(h.calls.length, calls, 'no scrape without a credit');
+
+        success(await get(example));
+        await uncharged(broke.team.id, async () => {
+          const hit = success(await getAs(broke.key, urlOf(endpoint, { cache_max_age: '1d' })));
+          assert.equal(hit.meta.cached, true);
+          assert.equal(hit.meta.creditsCharged, 0);
+          assert.equal(hit.meta.creditsRemaining, 0);
+          // Without the cache, still 402; validation comes before credits.
+          expectError(await getAs(broke.key, example), 402, 'INSUFFICIENT_CREDITS', { authed: true });
+          expectError(await getAs(broke.key, urlOf(endpoint, { cache_max_age: '2d' })), 422, 'VALIDATION_ERROR', { authed: true });
+        });
+      });
+
+      // ------------------------------------------------------------------ 404
+      for (const kind of ['not_found', 'gated'] as const) {
+        test(`404 for the ${kind} outcome; cached results of the target are deleted`, async () => {
+          const query = variantQuery(endpoint, nextTag());
+          const first = success(await get(urlOf(endpoint, {}, query)));
+          let nextUrl: string | null = null;
+          if (endpoint.paging) {
+            const token = tokenOf(endpoint, first.data);
+            assert.equal(typeof token, 'string');
+            nextUrl = urlOf(endpoint, { [endpoint.paging.param]: String(token) }, query);
+            success(await get(nextUrl));
+          }
+          const cached = success(await get(urlOf(endpoint, { cache_max_age: '30d' }, query)));
+          assert.equal(cached.meta.cached, true);
+
+          h.script = fail(kind);
+          const error = await uncharged(h.team.id, async () => expectError(await get(urlOf(endpoint, {}, query)), 404, 'NOT_FOUND', { authed: true }));
+          assert.doesNotMatch(error.message, /scripted/);
+          h.script = defaultScript;
+
+          const calls = h.calls.length;
+          const again = success(await get(urlOf(endpoint, { cache_max_age: '30d' }, query)));
+          assert.equal(again.meta.cached, false, 'the deleted entry is not served');
+          assert.equal(again.meta.creditsCharged, 1);
+          assert.equal(h.calls.length, calls + 1);
+          if (nextUrl) {
+            const page = success(await get(`${nextUrl}&cache_max_age=30d`));
+            assert.equal(page.meta.cached, false, 'the next page of the target is deleted as well');
+            assert.equal(h.calls.length, calls + 2);
+          }
+        });
+      }
+
+      // ------------------------------------------------------------------ 404 / 405 routing
+      test('405 with Allow: GET for every other method, before authentication', async () => {
+        for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'HEAD'] as const) {
+          const response = await h.app.inject({
+            method,
+            url: example,
+            ...(method === 'POST' || method === 'PUT' ? { payload: { url: 'x' } } : {}),
+            remoteAddress: freshAddress(),
+          });
+          assert.equal(response.headers.allow, 'GET', method);
+          expectError(response, 405, 'METHOD_NOT_ALLOWED', { authed: false, head: method === 'HEAD' });
+          if (method !== 'HEAD') assert.match(response.json<{ error: { message: string } }>().error.message, new RegExp(method));
+        }
+        // With a valid key as well: still 405, nothing counted or charged.
+        await uncharged(h.team.id, async () => {
+          const response = await h.app.inject({ method: 'DELETE', url: example, headers: { 'x-api-key': h.key } });
+          expectError(response, 405, 'METHOD_NOT_ALLOWED', { authed: false });
+        });
+      });
+
+      test('an unknown path below the endpoint is 404 before authentication, also with a trailing slash', async () => {
+        for (const path of [`${endpoint.path}/extra`, `${endpoint.path}/`, endpoint.path.toUpperCase()]) {
+          const response = await h.app.inject({ method: 'GET', url: `${path}?${exampleQuery(endpoint)}`, remoteAddress: freshAddress() });
+          const error = expectError(response, 404, 'NOT_FOUND', { authed: false });
+          assert.doesNotMatch(error.message, /method/i, path);
+        }
+      });
+
+      // ------------------------------------------------------------------ 422
+      test('422 for missing required parameters, one details item each', async () => {
+        const required = Object.keys(endpoint.exampleQuery);
+        await uncharged(h.team.id, async () => {
+          const none = expectError(await get(without(endpoint, required)), 422, 'VALIDATION_ERROR', { authed: true });
+          if (endpoint.id === 'socialnet.profile.posts') {
+            // Neither of the pair is required alone: one item on `url` says one of them is.
+            assert.equal(none.details?.length, 1);
+            assert.equal(none.details?.[0]?.path, 'url');
+            assert.match(none.details?.[0]?.message ?? '', /url or pageId is required/);
+          } else {
+            assert.deepEqual(none.details, required.map((path) => ({ path, message: 'Required' })));
+          }
+          if (required.length > 1) {
+            for (const name of required) {
+              const one = expectError(await get(without(endpoint, [name])), 422, 'VALIDATION_ERROR', { authed: true });
+              assert.deepEqual(one.details, [{ path: name, message: 'Required' }]);
+            }
+          }
+          // Empty is as good as missing.
+          const first = required[0] ?? '';
+          const empty = expectError(await get(urlOf(endpoint, { [first]: '' })), 422, 'VALIDATION_ERROR', { authed: true });
+          assert.deepEqual(empty.details?.map((detail) => detail.path), [first]);
+        });
+      });
+
+      test('422 lists every problem at once', async () => {
+        const required = Object.keys(endpoint.exampleQuery);
+        const error = await uncharged(h.team.id, async () =>
+          expectError(await get(without(endpoint, required, { cache_max_age: '2d' })), 422, 'VALIDATION_ERROR', { authed: true }),
+        );
+        const paths = (error.details ?? []).map((detail) => detail.path).sort();
+        const expected = endpoint.id === 'socialnet.profile.posts' ? ['cache_max_age', 'url'] : ['cache_max_age', ...required].sort();
+        assert.deepEqual(paths, expected);
+      });
+
+      test('422 for a parameter given twice', async () => {
+        const name = Object.keys(endpoint.exampleQuery)[0] ?? '';
+        await uncharged(h.team.id, async () => {
+          const error = expectError(await get(twice(endpoint, name)), 422, 'VALIDATION_ERROR', { authed: true });
+          assert.deepEqual(error.details?.map((detail) => detail.path), [name]);
+          const maxAge = expectError(await get(`${example}&cache_max_age=1d&cache_max_age=1d`), 422, 'VALIDATION_ERROR', { authed: true });
+          assert.deepEqual(maxAge.details?.map((detail) => detail.path), ['cache_max_age']);
+        });
+      });
+
+      test('422 for an invalid cache_max_age', async () => {
+        await uncharged(h.team.id, async () => {
+          for (const value of ['2d', '', '1D', '24h', '0d', '1d ', '30d,1d']) {
+            const error = expectError(await get(urlOf(endpoint, { cache_max_age: value })), 422, 'VALIDATION_ERROR', { authed: true });
+            assert.equal(error.details?.length, 1, value);
+            assert.equal(error.details?.[0]?.path, 'cache_max_age');
+            assert.match(error.details?.[0]?.message ?? '', /1d, 3d, 7d, 14d, 30d/);
+          }
+        });
+      });
+
+      test('422 for over-long parameters', async () => {
+        const properties = endpoint.query.properties as Record<string, { maxLength?: number }>;
+        await uncharged(h.team.id, async () => {
+          for (const name of Object.keys(endpoint.exampleQuery)) {
+            const limit = properties[name]?.maxLength;
+            assert.ok(limit, `${name} has a length limit`);
+            const value = name === 'url' ? `https://linkpage-a.example/${'a'.repeat(limit + 1 - 'https://linkpage-a.example/'.length)}` : 'a'.repeat(limit + 1);
+            assert.equal(value.length, limit + 1);
+            if (name === 'url') assert.equal(limit, 2048);
+            const error = expectError(await get(urlOf(endpoint, { [name]: value })), 422, 'VALIDATION_ERROR', { authed: true });
+            assert.deepEqual(error.details, [{ path: name, message: `Must be at most ${limit} characters` }]);
+          }
+          if (endpoint.paging) {
+            const param = endpoint.paging.param;
+            const error = expectError(await get(urlOf(endpoint, { [param]: 'A'.repeat(4097) })), 422, 'VALIDATION_ERROR', { authed: true });
+            assert.deepEqual(error.details, [{ path: param, message: 'Must be at most 4096 characters' }]);
+          }
+        });
+      });
+
+      if ('url' in endpoint.exampleQuery) {
+        test('422 on url for a URL of another host or scheme, or not a URL', async () => {
+          const original = new URL(endpoint.exampleQuery.url ?? '');
+          await uncharged(h.team.id, async () => {
+            for (const url of [
+              `https://evil.example${original.pathname}`,
+              `https://${original.hostname}.evil.example${original.pathname}`,
+              `ftp://${original.hostname}${original.pathname}`,
+              `${original.hostname}${original.pathname}`,
+              `https://user:pw@${original.hostname}${original.pathname}`,
+              `https://${original.hostname}:8443${original.pathname}`,
+              'javascript:alert(1)',
+            ]) {
+              const error = expectError(await get(urlOf(endpoint, { url })), 422, 'VALIDATION_ERROR', { authed: true });
+              assert.equal(error.details?.length, 1, url);
+              assert.equal(error.details?.[0]?.path, 'url', url);
+            }
+          });
+        });
+      }
+
+      if (endpoint.id === 'socialnet.profile.posts') {
+        test('422 for both url and pageId', async () => {
+          const error = await uncharged(h.team.id, async () =>
+            expectError(await get(urlOf(endpoint, { pageId: '100064512345678' })), 422, 'VALIDATION_ERROR', { authed: true }),
+          );
+          assert.deepEqual(error.details, [{ path: 'url', message: 'Give either url or pageId, not both' }]);
+        });
+      }
+
+      test('unknown parameters are ignored, also in the cache key', async () => {
+        success(await get(example));
+        const calls = h.calls.length;
+        const hit = success(await get(urlOf(endpoint, { foo: 'bar', utm_source: 'x', cache_max_age: '1d' })));
+        assert.equal(hit.meta.cached, true);
+        assert.equal(h.calls.length, calls);
+      });
+
+      // ------------------------------------------------------------------ 429
+      test('429 over the team rate limit, with Retry-After and the rate-limit headers', async () => {
+        const team = await h.newTeam(10, 1);
+        success(await getAs(team.key, example));
+        const before = await ledgerState(h, team.team.id);
+        const calls = h.calls.length;
+        const response = await getAs(team.key, example);
+        const error = expectError(response, 429, 'RATE_LIMITED', { authed: true });
+        assert.ok(Number(response.headers['retry-after']) >= 1);
+        assert.equal(response.headers['x-ratelimit-limit'], '1');
+        assert.equal(response.headers['x-ratelimit-remaining'], '0');
+        assert.ok(Number(response.headers['x-ratelimit-reset']) > 0);
+        assert.match(error.message, new RegExp(`${response.headers['retry-after']} s`));
+        await assertNotCharged(h, team.team.id, before.balance);
+        assert.equal(h.calls.length, calls);
+      });
+
+      // ------------------------------------------------------------------ 500
+      test('500 INTERNAL_ERROR for an unexpected fault, leaking nothing', async () => {
+        const query = variantQuery(endpoint, nextTag());
+        h.script = async () => {
+          throw new Error('secret internals at /srv/x');
+        };
+        const error = await uncharged(h.team.id, async () => expectError(await get(urlOf(endpoint, {}, query)), 500, 'INTERNAL_ERROR', { authed: true }));
+        assert.doesNotMatch(error.message, /secret|\/srv\/x|Error/);
+        h.script = defaultScript;
+        const calls = h.calls.length;
+        const after = success(await get(urlOf(endpoint, { cache_max_age: '30d' }, query)));
+        assert.equal(after.meta.cached, false, 'nothing was cached');
+        assert.equal(h.calls.length, calls + 1);
+      });
+
+      // ------------------------------------------------------------------ 502
+      const upstream: [string, OutcomeKind | null, string, (e: EndpointDeclaration) => Promise<ExtractResult>][] = [
+        ['blocked', 'blocked', 'UPSTREAM_BLOCKED', fail('blocked')],
+        ['transient', 'transient', 'UPSTREAM_BLOCKED', fail('transient')],
+        ['unrecognised', 'unrecognised', 'UPSTREAM_UNRECOGNISED', fail('unrecognised')],
+        ...Object.entries(VIOLATIONS).map(
+          ([name, make]) => [`data with ${name}`, null, 'UPSTREAM_UNRECOGNISED', async (e: EndpointDeclaration) => make(e)] as [
+            string,
+            null,
+            string,
+            (e: EndpointDeclaration) => Promise<ExtractResult>,
+          ],
+        ),
+      ];
+      for (const [name, , code, script] of upstream) {
+        test(`502 ${code} for ${name}; not charged, nothing cached`, async () => {
+          const query = variantQuery(endpoint, nextTag());
+          h.script = script;
+          const response = await uncharged(h.team.id, () => get(urlOf(endpoint, {}, query)));
+          assert.notEqual(response.statusCode, 200, response.body);
+          expectError(response, 502, code, { authed: true });
+          if (code === 'UPSTREAM_BLOCKED') assert.ok(Number(response.headers['retry-after']) >= 1);
+          h.script = defaultScript;
+          const calls = h.calls.length;
+          const after = success(await get(urlOf(endpoint, { cache_max_age: '30d' }, query)));
+          assert.equal(after.meta.cached, false, 'nothing was cached');
+          assert.equal(h.calls.length, calls + 1);
+        });
+      }
+
+      // ------------------------------------------------------------------ 400
+      const paging = endpoint.paging;
+      if (paging) {
+        const withToken = (token: string, query?: Record<string, string>) => urlOf(endpoint, { [paging.param]: token }, query);
+        const firstToken = async (query?: Record<string, string>): Promise<string> => {
+          const token = tokenOf(endpoint, success(await get(urlOf(endpoint, {}, query))).data);
+          assert.equal(typeof token, 'string');
+          return token as string;
+        };
+
+        test('400 for a malformed, truncated or altered token', async () => {
+          const token = await firstToken();
+          success(await get(withToken(token)));
+          const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+          const altered: string[] = ['not a token', 'abc', '!!!!', 'A'.repeat(200), token.slice(0, -4), `${token}AAAA`, `${token}==`, token.slice(1)];
+          for (const at of [0, 3, 11, 12, 20, Math.floor(token.length / 2), token.length - 17, token.length - 2]) {
+            altered.push(token.slice(0, at) + (token[at] === 'A' ? 'B' : 'A') + token.slice(at + 1));
+          }
+          // Every other last character, including those that only change unused bits.
+          for (const char of alphabet) if (char !== token.at(-1)) altered.push(token.slice(0, -1) + char);
+          const calls = h.calls.length;
+          await uncharged(h.team.id, async () => {
+            for (const bad of altered) {
+              const error = expectError(await get(withToken(bad)), 400, 'BAD_REQUEST', { authed: true });
+              assert.match(error.message, new RegExp(paging.param));
+            }
+          });
+          assert.equal(h.calls.length, calls);
+        });
+
+        test('400 for a token issued for another endpoint or another target', async () => {
+          const others = endpoints.filter((other) => other.paging && other.id !== endpoint.id);
+          const calls = h.calls.length;
+          const foreign: string[] = [];
+          for (const other of others) {
+            const token = tokenOf(other, success(await get(urlOf(other))).data);
+            foreign.push(String(token));
+          }
+          foreign.push(await firstToken(variantQuery(endpoint, nextTag())));
+          const own = await firstToken();
+          assert.equal(h.calls.length, calls + others.length + 2);
+          await uncharged(h.team.id, async () => {
+            for (const token of foreign) {
+              const error = expectError(await get(withToken(token)), 400, 'BAD_REQUEST', { authed: true });
+              assert.match(error.message, /another endpoint or target/);
+            }
+            // Our own token with another target.
+            const error = expectError(await get(withToken(own, variantQuery(endpoint, nextTag()))), 400, 'BAD_REQUEST', { authed: true });
+            assert.match(error.message, /another endpoint or target/);
+          });
+          assert.equal(h.calls.length, calls + others.length + 2);
+        });
+
+        test('400 for a malformed token comes before 402', async () => {
+          const broke = await h.newTeam(0, 1000);
+          await uncharged(broke.team.id, async () => {
+            expectError(await getAs(broke.key, withToken('garbage')), 400, 'BAD_REQUEST', { authed: true });
+          });
+        });
+
+        test('400 for a token that the upstream rejects; not charged', async () => {
+          const token = await firstToken();
+          h.script = async (e, request) => {
+            if (request.position !== null) throw new UpstreamOutcome('rejected_cursor', e.platform, 'position gone');
+            return fixtureResult(e);
+          };
+          const error = await uncharged(h.team.id, async () => expectError(await get(withToken(token)), 400, 'BAD_REQUEST', { authed: true }));
+          assert.match(error.message, /fetch the first page again/);
+          assert.deepEqual(h.calls.at(-1)?.request.position, fixtureResult(endpoint).next);
+        });
+
+        test('400 for an expired token: valid for exactly 24 hours from its scrape', async () => {
+          const token = await firstToken();
+          h.clock.now += DAY;
+          success(await get(withToken(token)));
+          h.clock.now += 1;
+          const calls = h.calls.length;
+          const error = await uncharged(h.team.id, async () => expectError(await get(withToken(token)), 400, 'BAD_REQUEST', { authed: true }));
+          assert.match(error.message, /expired/);
+          assert.match(error.message, /fetch the first page again/);
+          assert.equal(h.calls.length, calls);
+        });
+      }
+    });
+  }
+
+  test('an unknown path is 404 NOT_FOUND, with or without a key', async () => {
+    for (const path of ['/', '/v1', '/v1/nope', '/v2/snapmsg/profile', '/v1/snapmsg/profile/posts']) {
+      expectError(await h.app.inject({ method: 'GET', url: path, remoteAddress: freshAddress() }), 404, 'NOT_FOUND', { authed: false });
+      expectError(await h.app.inject({ method: 'POST', url: path, remoteAddress: freshAddress() }), 404, 'NOT_FOUND', { authed: false });
+      await uncharged(h.team.id, async () => {
+        expectError(await get(path), 404, 'NOT_FOUND', { authed: false });
+      });
+    }
+  });
+});
+
+describe('socialnet profile: a 404 deletes the cached results of every switch combination of the target', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ credits: 100 });
+  });
+  after(() => h.close());
+
+  test('a cached businessHours=false result is not served after the page answered 404', async () => {
+    const endpoint = byId('socialnet.profile');
+    success(await h.get(urlOf(endpoint, { businessHours: 'false' })));
+    assert.equal(success(await h.get(urlOf(endpoint, { businessHours: 'false', cache_max_age: '1d' }))).meta.cached, true);
+    h.script = fail('not_found');
+    expectError(await h.get(urlOf(endpoint)), 404, 'NOT_FOUND', { authed: true });
+    h.script = defaultScript;
+    const calls = h.calls.length;
+    const again = success(await h.get(urlOf(endpoint, { businessHours: 'false', cache_max_age: '1d' })));
+    assert.equal(again.meta.cached, false);
+    assert.equal(h.calls.length, calls + 1);
+  });
+});
+
+describe('501 NOT_IMPLEMENTED for an endpoint without an extractor', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ credits: 10, without: endpoints.map((endpoint) => endpoint.id) });
+  });
+  after(() => h.close());
+
+  for (const endpoint of endpoints) {
+    test(`${endpoint.path}: 501 before any reservation, after validation`, async () => {
+      const before = await ledgerState(h, h.team.id);
+      const error = expectError(await h.get(urlOf(endpoint)), 501, 'NOT_IMPLEMENTED', { authed: true });
+      assert.match(error.message, new RegExp(endpoint.path));
+      expectError(await h.get(urlOf(endpoint, { cache_max_age: '7d' })), 501, 'NOT_IMPLEMENTED', { authed: true });
+      expectError(await h.get(without(endpoint, Object.keys(endpoint.exampleQuery))), 422, 'VALIDATION_ERROR', { authed: true });
+      const broke = await h.newTeam(0, 100);
+      expectError(await h.get(urlOf(endpoint), { 'x-api-key': broke.key }), 501, 'NOT_IMPLEMENTED', { authed: true });
+      const after = await ledgerState(h, h.team.id);
+      assert.deepEqual(after, before, 'no reservation, no ledger row');
+      assert.equal(h.calls.length, 0);
+    });
+  }
+});
+
+describe('503 SERVICE_UNAVAILABLE when a store is unreachable', () => {
+  let h: Harness;
+  const failing = new Set<string>();
+  before(async () => {
+    h = await startHarness({ credits: 1000, rateLimit: 100_000, wrapStores: failingStores(failing) });
+  });
+  after(() => h.close());
+  afterEach(() => failing.clear());
+
+  // Where the store fails, and whether the request got as far as the rate limit.
+  const cases: [string, boolean, Record<string, string>][] = [
+    ['accounts.findActiveKey', false, {}],
+    ['limiter.hit', false, {}],
+    ['cache.get', true, { cache_max_age: '1d' }],
+    ['ledger.reserve', true, {}],
+    ['cache.set', true, {}],
+  ];
+  let tag = 0;
+  for (const endpoint of endpoints) {
+    for (const [method, authed, extra] of cases) {
+      test(`${endpoint.path}: ${method} failing gives 503 with Retry-After; not charged, nothing cached`, async () => {
+        const query = variantQuery(endpoint, `s${++tag}`);
+        const before = await h.balance();
+        failing.add(method);
+        const response = await h.get(urlOf(endpoint, extra, query));
+        failing.clear();
+        const error = expectError(response, 503, 'SERVICE_UNAVAILABLE', { authed });
+        assert.ok(Number(response.headers['retry-after']) >= 1);
+        assert.doesNotMatch(error.message, /ECONNREFUSED|10\.9\.8\.7|unreachable:/);
+        await assertNotCharged(h, h.team.id, before);
+        const calls = h.calls.length;
+        const after: Response = await h.get(urlOf(endpoint, { cache_max_age: '30d' }, query));
+        assert.equal(success(after).meta.cached, false, 'nothing was cached');
+        assert.equal(h.calls.length, calls + 1);
+      });
+    }
+  }
+
+  test('failed key lookups while the store is down do not count as failed authentications', async () => {
+    const endpoint = byId('linkpage-a.profile');
+    failing.add('accounts.findActiveKey');
+    for (let i = 0; i < 35; i++) {
+      expectError(await h.get(urlOf(endpoint), { 'x-api-key': h.key }, { remoteAddress: '10.99.0.1' }), 503, 'SERVICE_UNAVAILABLE', { authed: false });
+    }
+    failing.clear();
+    success(await h.get(urlOf(endpoint), { 'x-api-key': h.key }, { remoteAddress: '10.99.0.1' }));
+  });
+});
+
+describe('429 after 30 failed authentications from one address in 60 seconds', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ credits: 100 });
+  });
+  after(() => h.close());
+
+  test('the 31st request from that address is 429 even with a valid key, until the window frees', async () => {
+    const address = '192.0.2.10';
+    const start = h.clock.now;
+    for (let i = 0; i < 30; i++) {
+      const endpoint = endpoints[i % endpoints.length] as EndpointDeclaration;
+      const headers: Record<string, string> =
+        i % 3 === 0 ? {} : i % 3 === 1 ? { 'x-api-key': `psk_live_${'Q'.repeat(32)}` } : { 'x-api-key': h.key, authorization: 'Bearer psk_live_other_key_000000' };
+      h.clock.now = start + i * 1000;
+      expectError(await h.get(urlOf(endpoint), headers, { remoteAddress: address }), 401, 'UNAUTHORIZED', { authed: false });
+    }
+    const endpoint = byId('linkpage-a.profile');
+    const before = await h.balance();
+    const wrong = await h.get(urlOf(endpoint), { 'x-api-key': `psk_live_${'Q'.repeat(32)}` }, { remoteAddress: address });
+    expectError(wrong, 429, 'RATE_LIMITED', { authed: null });
+    assert.equal(wrong.headers['retry-after'], String(60 - 29));
+    const valid = await h.get(urlOf(endpoint), { 'x-api-key': h.key }, { remoteAddress: address });
+    expectError(valid, 429, 'RATE_LIMITED', { authed: null });
+    assert.ok(Number(valid.headers['retry-after']) >= 1);
+    assert.equal(await h.balance(), before);
+    assert.equal(h.calls.length, 0);
+
+    // Another address is not affected.
+    success(await h.get(urlOf(endpoint), { 'x-api-key': h.key }, { remoteAddress: '192.0.2.11' }));
+
+    // 60 s after the first failure one attempt is free again; after the last, all are.
+    h.clock.now = start + 60_000;
+    success(await h.get(urlOf(endpoint), { 'x-api-key': h.key }, { remoteAddress: address }));
+    h.clock.now = start + 29_000 + 60_000;
+    success(await h.get(urlOf(endpoint), { 'x-api-key': h.key }, { remoteAddress: address }));
+  });
+});
