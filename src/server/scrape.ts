@@ -79,6 +79,7 @@ export class ScrapeService {
   readonly #metrics: Metrics;
   readonly #settings: ScrapeSettings;
   readonly #inFlight = new Map<string, Promise<Scraped>>();
+  readonly #bytes = new WeakMap<object, Buffer>();
 
   constructor(stores: Stores, sealer: CursorSealer, metrics: Metrics, settings: ScrapeSettings) {
     this.#stores = stores;
@@ -118,7 +119,7 @@ export class ScrapeService {
       this.#metrics.cacheLookups.inc({ endpoint: endpoint.id, result: hit ? 'hit' : 'miss' });
       if (hit) {
         outcome.cached = true;
-        send(reply, entry.value, {
+        send(reply, this.#encoded(entry), {
           requestId: request.id,
           creditsCharged: 0,
           creditsRemaining: caller.team.credits,
@@ -162,7 +163,17 @@ export class ScrapeService {
     const balance = await this.#stores.ledger.commit(reservation.reservationId);
     this.#metrics.creditsCharged.inc({ endpoint: endpoint.id });
     outcome.creditsCharged = 1;
-    send(reply, scraped.json, { requestId: request.id, creditsCharged: 1, creditsRemaining: balance, cached: false });
+    send(reply, Buffer.from(scraped.json), { requestId: request.id, creditsCharged: 1, creditsRemaining: balance, cached: false });
+  }
+
+  /** The UTF-8 bytes of a cache entry's data, encoded once per entry object the store hands out. */
+  #encoded(entry: { value: string }): Buffer {
+    let bytes = this.#bytes.get(entry);
+    if (!bytes) {
+      bytes = Buffer.from(entry.value);
+      this.#bytes.set(entry, bytes);
+    }
+    return bytes;
   }
 
   async #refund(reservationId: string, reason: string): Promise<void> {
@@ -275,7 +286,13 @@ interface Meta {
   cachedAt?: string;
 }
 
+const DATA_OPEN = Buffer.from('{"data":');
+
 /** The success envelope, composed around the already serialised `data`. */
-function send(reply: FastifyReply, dataJson: string, meta: Meta): void {
-  reply.code(200).header('content-type', 'application/json; charset=utf-8').send(`{"data":${dataJson},"meta":${JSON.stringify(meta)}}`);
+function send(reply: FastifyReply, data: Buffer, meta: Meta): void {
+  const tail = Buffer.from(`,"meta":${JSON.stringify(meta)}}`);
+  reply
+    .code(200)
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(Buffer.concat([DATA_OPEN, data, tail], DATA_OPEN.length + data.length + tail.length));
 }

