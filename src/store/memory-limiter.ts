@@ -11,14 +11,20 @@
 
 import type { RateDecision, RateLimiter } from './types.ts';
 
+/** First allocation of a log; it doubles as needed up to the key's limit. */
+const INITIAL_CAPACITY = 16;
+
 class Log {
   buf: Float64Array;
   start = 0;
   size = 0;
+  /** The key's limit: the most timestamps this log may ever need. */
+  limit: number;
   windowMs: number;
 
-  constructor(capacity: number, windowMs: number) {
-    this.buf = new Float64Array(Math.max(1, capacity));
+  constructor(limit: number, windowMs: number) {
+    this.limit = Math.max(1, limit);
+    this.buf = new Float64Array(Math.min(this.limit, INITIAL_CAPACITY));
     this.windowMs = windowMs;
   }
 
@@ -40,25 +46,30 @@ class Log {
   }
 
   /**
-   * Makes the capacity equal `limit`. When the limit shrank, only the newest `limit`
+   * Applies a (possibly changed) limit. When the limit shrank, only the newest `limit`
    * timestamps are kept: the request count under the new limit frees up exactly when the
    * oldest of those leaves the window, so nothing older matters any more.
    */
   resize(limit: number): void {
-    const capacity = Math.max(1, limit);
-    if (capacity === this.buf.length) return;
-    const keep = Math.min(this.size, capacity);
-    const next = new Float64Array(capacity);
-    for (let i = 0; i < keep; i++) {
-      next[i] = this.buf[(this.start + this.size - keep + i) % this.buf.length] as number;
-    }
-    this.buf = next;
+    const next = Math.max(1, limit);
+    if (next === this.limit) return;
+    this.limit = next;
+    if (this.size > next) this.#copyInto(new Float64Array(next), this.size - next);
+    else if (this.buf.length > next) this.#copyInto(new Float64Array(next), 0);
+  }
+
+  /** Moves the timestamps from the `skip`-th oldest on into `target`, oldest first. */
+  #copyInto(target: Float64Array, skip: number): void {
+    const keep = this.size - skip;
+    for (let i = 0; i < keep; i++) target[i] = this.buf[(this.start + skip + i) % this.buf.length] as number;
+    this.buf = target;
     this.start = 0;
     this.size = keep;
   }
 
   push(t: number): void {
-    // Only called when size < capacity.
+    // Only called when size < limit; the buffer grows (doubling) on demand up to the limit.
+    if (this.size === this.buf.length) this.#copyInto(new Float64Array(Math.min(this.limit, this.buf.length * 2)), 0);
     this.buf[(this.start + this.size) % this.buf.length] = t;
     this.size++;
   }

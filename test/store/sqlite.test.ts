@@ -288,6 +288,16 @@ describe('sqlite specifics', () => {
 });
 
 describe('InProcessRateLimiter memory', () => {
+  test('memory follows the requests made, not the limit', async () => {
+    const limiter = new InProcessRateLimiter();
+    const before = process.memoryUsage().arrayBuffers;
+    // A preallocated log of 2^31 timestamps would need 16 GiB.
+    for (let k = 0; k < 100; k++) assert.equal((await limiter.hit(`big${k}`, 2 ** 31, 60_000, 1_000)).remaining, 2 ** 31 - 1);
+    assert.ok(process.memoryUsage().arrayBuffers - before < 1024 * 1024);
+    for (let i = 1; i < 100; i++) await limiter.hit('big0', 2 ** 31, 60_000, 1_000 + i);
+    assert.equal((await limiter.peek('big0', 2 ** 31, 60_000, 2_000)).remaining, 2 ** 31 - 100);
+  });
+
   test('keeps at most `limit` timestamps per key and drops idle keys', async () => {
     const limiter = new InProcessRateLimiter({ sweepIntervalMs: 1_000 });
     const t0 = 1_700_000_000_000;
