@@ -1,5 +1,5 @@
 // The OpenAPI route schema of one endpoint, generated from its declaration.
-import { Type, type TSchema } from 'typebox';
+import { Type, type TObject, type TSchema } from 'typebox';
 import type { EndpointDeclaration } from '../endpoints/types.ts';
 import { DateTime, Obj } from '../endpoints/schemas/common.ts';
 import { fullQuerySchema } from './query.ts';
@@ -40,6 +40,15 @@ const errorResponse = (description: string, code: string, message: string, extra
 
 const retryAfter = { 'retry-after': { type: 'integer', description: 'Seconds to wait before retrying.' } };
 
+/** The query schema with each example value attached to its parameter, for the docs. */
+function withExamples(schema: TObject, examples: Record<string, string>): TObject {
+  const properties: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(schema.properties)) {
+    properties[name] = name in examples ? { ...property, examples: [examples[name]] } : property;
+  }
+  return { ...schema, properties } as TObject;
+}
+
 export function routeSchema(endpoint: EndpointDeclaration): Record<string, unknown> {
   const responses: Record<string, unknown> = {
     200: {
@@ -76,7 +85,7 @@ export function routeSchema(endpoint: EndpointDeclaration): Record<string, unkno
     summary: endpoint.summary,
     description: endpoint.description,
     tags: [endpoint.platform],
-    querystring: fullQuerySchema(endpoint),
+    querystring: withExamples(fullQuerySchema(endpoint), endpoint.exampleQuery),
     response: responses,
   };
 }
