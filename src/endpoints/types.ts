@@ -2,6 +2,7 @@
 // OpenAPI document and the docs page are all generated from these objects.
 import type { TObject } from 'typebox';
 import type { LogFn } from 'pino';
+import type { Upstream } from '../upstream/types.ts';
 
 /** One validation problem: `path` names the parameter, `message` says why. */
 export interface ValidationDetail {
@@ -51,6 +52,8 @@ export interface ExtractContext {
   /** Epoch milliseconds by which the extraction must have finished. */
   deadline: number;
   log: { debug: LogFn; info: LogFn; warn: LogFn; error: LogFn };
+  /** HTTP client bound to the endpoint's platform origin, this request's budget and signal. */
+  upstream: Upstream;
 }
 
 export interface ExtractResult {

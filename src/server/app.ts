@@ -12,13 +12,15 @@ import { ApiError, errorBody } from './errors.ts';
 import { newRequestId } from './ids.ts';
 import { Metrics } from './metrics.ts';
 import { routeSchema } from './openapi.ts';
-import { compileEndpoints, ScrapeService, type Outcome } from './scrape.ts';
+import { compileEndpoints, ScrapeService, type Outcome, type UpstreamBinder } from './scrape.ts';
 import { sameHash, hashKey } from './keys.ts';
 
 export interface AppOptions {
   stores: Stores;
   endpoints: readonly EndpointDeclaration[];
   cursorSecret: string;
+  /** The upstream HTTP client, bound per request to the endpoint's platform. */
+  upstream?: UpstreamBinder;
   requestBudgetMs?: number;
   reservationMarginMs?: number;
   metricsToken?: string | undefined;
@@ -73,6 +75,10 @@ function asApiError(error: unknown, request: FastifyRequest): ApiError {
   return new ApiError('INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with this request id.');
 }
 
+const noUpstream: UpstreamBinder = (platform) => async () => {
+  throw new Error(`no upstream client configured for ${platform}`);
+};
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const now = options.now ?? Date.now;
   const { stores } = options;
@@ -98,6 +104,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const shutdown = new AbortController();
   const sealer = new CursorSealer(options.cursorSecret);
   const scraper = new ScrapeService(stores, sealer, metrics, {
+    upstream: options.upstream ?? noUpstream,
     requestBudgetMs: options.requestBudgetMs ?? 15_000,
     reservationMarginMs: options.reservationMarginMs ?? 60_000,
     now,

@@ -7,6 +7,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { EndpointDeclaration, ExtractResult, TargetParams, UpstreamPosition } from '../endpoints/types.ts';
 import type { Stores } from '../store/types.ts';
 import { isUpstreamOutcome, UpstreamOutcome } from '../upstream/outcomes.ts';
+import type { Upstream } from '../upstream/types.ts';
 import type { Caller } from './auth.ts';
 import { CURSOR_LIFETIME_MS, type CursorSealer } from './cursors.ts';
 import { ApiError } from './errors.ts';
@@ -16,7 +17,11 @@ import { QueryValidator, queryAjv } from './query.ts';
 // ajv-formats is CommonJS: its function is both module.exports and module.exports.default.
 const addFormats = addFormatsModule.default;
 
+/** Binds the upstream client to one platform, one request's signal and deadline. */
+export type UpstreamBinder = (platform: string, signal: AbortSignal, deadline: number) => Upstream;
+
 export interface ScrapeSettings {
+  upstream: UpstreamBinder;
   requestBudgetMs: number;
   reservationMarginMs: number;
   now: () => number;
@@ -208,7 +213,8 @@ export class ScrapeService {
     const signal = AbortSignal.any([AbortSignal.timeout(Math.max(1, deadline - this.#settings.now())), this.#settings.shutdown]);
     let result: ExtractResult;
     try {
-      result = await extractor({ params: target, position }, { signal, deadline, log });
+      const upstream = this.#settings.upstream(endpoint.platform, signal, deadline);
+      result = await extractor({ params: target, position }, { signal, deadline, log, upstream });
     } catch (error) {
       const kind = isUpstreamOutcome(error) ? error.kind : 'error';
       this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: kind });

@@ -1,0 +1,44 @@
+// What an extractor sees of the upstream HTTP client. The core binds one `Upstream` to the
+// endpoint's platform: requests go only to that platform's configured origin, never to a host
+// taken from user input.
+
+export interface UpstreamRequest {
+  /** Path and query on the platform's origin, e.g. `/add/lunavoss` or `/shop/api/feed?x=1`. */
+  path: string;
+  method?: 'GET' | 'POST';
+  /**
+   * `page`: a browser navigation (Accept text/html, Sec-Fetch-Mode navigate, Sec-Fetch-Dest
+   * document, Sec-Fetch-Site none). `api`: an XHR/fetch call (Accept JSON, Sec-Fetch-Mode cors,
+   * Sec-Fetch-Dest empty, Sec-Fetch-Site same-origin).
+   */
+  kind: 'page' | 'api';
+  /** Extra headers beyond the browser-like defaults (e.g. `content-type`, platform tokens). */
+  headers?: Record<string, string>;
+  /** Request body (e.g. a form-encoded or JSON string) for POST. */
+  body?: string;
+}
+
+export interface UpstreamResponse {
+  /** Final HTTP status after following redirects within the platform. */
+  status: number;
+  /** Response headers, names lower-cased. */
+  headers: Record<string, string>;
+  /** Decoded (gzip/deflate/br) body as UTF-8 text. */
+  body: string;
+  /** Path and query of the final request, after redirects. */
+  path: string;
+  /**
+   * Set when the platform redirected off its own hosts: the `Location` it named (not
+   * followed). `status` is then the 3xx status. Each platform says what that means.
+   */
+  offPlatformLocation?: string;
+}
+
+/**
+ * Fetches from the bound platform's origin. Retries transient failures (5xx, resets,
+ * timeouts) with backoff inside the request's time budget and then throws
+ * `UpstreamOutcome('transient')`; throws `UpstreamOutcome('blocked')` on HTTP 429; throws
+ * `UpstreamOutcome('unrecognised')` when the body exceeds the size cap. Every other status
+ * (200, 3xx off the platform, 4xx) is returned for the platform's rules to judge.
+ */
+export type Upstream = (request: UpstreamRequest) => Promise<UpstreamResponse>;
