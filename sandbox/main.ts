@@ -1,0 +1,31 @@
+// `npm run sandbox`: the sandbox upstream on its own, configured by environment.
+import { pathToFileURL } from 'node:url';
+import { startSandbox } from './server.ts';
+
+const number = (name: string, fallback: number): number => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  return value;
+};
+
+export function sandboxOptionsFromEnv() {
+  return {
+    seed: process.env.SANDBOX_SEED || 'sandbox',
+    host: process.env.SANDBOX_HOST || '127.0.0.1',
+    portBase: number('SANDBOX_PORT_BASE', 4101),
+    latencyMs: number('SANDBOX_LATENCY_MS', 0),
+    flakyRate: number('SANDBOX_FLAKY_RATE', 0),
+    slowMs: number('SANDBOX_SLOW_MS', 3_000),
+  };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const sandbox = await startSandbox(sandboxOptionsFromEnv());
+  console.log('Sandbox upstream listening. Point the service at it with:');
+  for (const [name, origin] of Object.entries(sandbox.env)) console.log(`  export ${name}=${origin}`);
+  const stop = () => sandbox.close().then(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}

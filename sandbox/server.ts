@@ -1,0 +1,153 @@
+// The sandbox upstream: one HTTP server per platform, each answering as the upstream contract
+// describes, from data generated from a seed. Global latency and a rate of flaky answers can
+// be configured on top of the per-account behaviours.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
+import type { SandboxPlatform, SandboxRequest, SandboxResponse } from './common.ts';
+import { platforms } from './platforms/index.ts';
+
+export interface SandboxOptions {
+  seed?: string;
+  host?: string;
+  /** First port; platforms take consecutive ports in the order of `platforms`. 0 = any free ports. */
+  portBase?: number;
+  /** Added to every answer, in ms. */
+  latencyMs?: number;
+  /** Share of requests (0..1) answered with a 503 or a reset connection, chosen deterministically. */
+  flakyRate?: number;
+  /** Latency of `slow-` accounts, in ms. */
+  slowMs?: number;
+  /** Largest request body accepted, in bytes. */
+  maxBodyBytes?: number;
+}
+
+export interface RunningSandbox {
+  /** Origin of each platform, e.g. `{ snapmsg: 'http://127.0.0.1:4102' }`. */
+  origins: Record<SandboxPlatform['name'], string>;
+  /** The environment variables that point the service at this sandbox. */
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+const ENV_OF: Record<SandboxPlatform['name'], string> = {
+  socialnet: 'SOCIALNET_ORIGIN',
+  snapmsg: 'SNAPMSG_ORIGIN',
+  'linkpage-a': 'LINKPAGE_A_ORIGIN',
+  'linkpage-b': 'LINKPAGE_B_ORIGIN',
+  shopfront: 'SHOPFRONT_ORIGIN',
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function readBody(request: IncomingMessage, limit: number): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > limit) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Compresses as the client allows: gzip or brotli, alternating by path so both get exercised. */
+function encode(body: Buffer, accept: string, path: string): { body: Buffer; encoding?: string } {
+  if (body.length < 512) return { body };
+  const brotli = /\bbr\b/.test(accept);
+  const gzip = /\bgzip\b/.test(accept);
+  const preferBrotli = path.length % 2 === 0;
+  if (brotli && (preferBrotli || !gzip)) return { body: brotliCompressSync(body), encoding: 'br' };
+  if (gzip) return { body: gzipSync(body), encoding: 'gzip' };
+  return { body };
+}
+
+function serve(platform: SandboxPlatform, options: Required<SandboxOptions>): Server {
+  const attempts = new Map<string, number>();
+  let served = 0;
+  return createServer(async (incoming: IncomingMessage, outgoing: ServerResponse) => {
+    try {
+      const url = new URL(incoming.url ?? '/', 'http://sandbox.invalid');
+      const body = await readBody(incoming, options.maxBodyBytes);
+      if (body === null) {
+        outgoing.writeHead(413).end();
+        return;
+      }
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(incoming.headers)) headers[name] = Array.isArray(value) ? value.join(', ') : (value ?? '');
+      const request: SandboxRequest = { method: incoming.method ?? 'GET', path: url.pathname, query: url.searchParams, headers, body };
+      const key = `${request.method} ${url.pathname}${url.search} ${body}`;
+      const attempt = (attempts.get(key) ?? 0) + 1;
+      if (attempts.size > 100_000) attempts.clear();
+      attempts.set(key, attempt);
+      served += 1;
+
+      if (options.latencyMs > 0) await sleep(options.latencyMs);
+      // Deterministic flakiness: every n-th request fails, alternating 503 and reset.
+      if (options.flakyRate > 0) {
+        const every = Math.max(1, Math.round(1 / options.flakyRate));
+        if (served % every === 0) {
+          if ((served / every) % 2 === 0) incoming.socket.destroy();
+          else outgoing.writeHead(503, { 'content-type': 'text/plain' }).end('Service Unavailable');
+          return;
+        }
+      }
+
+      const response: SandboxResponse = await platform.handle(request, { seed: options.seed, attempt, slowMs: options.slowMs });
+      if ('reset' in response) {
+        incoming.socket.destroy();
+        return;
+      }
+      if (response.delayMs) await sleep(response.delayMs);
+      const raw = typeof response.body === 'string' ? Buffer.from(response.body) : response.body;
+      const { body: payload, encoding } = encode(raw, headers['accept-encoding'] ?? '', url.pathname);
+      const out: Record<string, string> = { ...response.headers, 'content-length': String(payload.length) };
+      if (encoding) out['content-encoding'] = encoding;
+      outgoing.writeHead(response.status, out);
+      outgoing.end(request.method === 'HEAD' ? undefined : payload);
+    } catch (error) {
+      outgoing.writeHead(500, { 'content-type': 'text/plain' }).end(`sandbox error: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  });
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const settings: Required<SandboxOptions> = {
+    seed: options.seed ?? 'sandbox',
+    host: options.host ?? '127.0.0.1',
+    portBase: options.portBase ?? 0,
+    latencyMs: options.latencyMs ?? 0,
+    flakyRate: options.flakyRate ?? 0,
+    slowMs: options.slowMs ?? 3_000,
+    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+  };
+  const servers: Server[] = [];
+  const origins = {} as Record<SandboxPlatform['name'], string>;
+  const env: Record<string, string> = {};
+  for (const [index, platform] of platforms.entries()) {
+    const server = serve(platform, settings);
+    server.keepAliveTimeout = 10_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(settings.portBase === 0 ? 0 : settings.portBase + index, settings.host, () => resolve());
+    });
+    servers.push(server);
+    const { port } = server.address() as { port: number };
+    origins[platform.name] = `http://${settings.host}:${port}`;
+    env[ENV_OF[platform.name]] = origins[platform.name];
+  }
+  return {
+    origins,
+    env,
+    close: async () => {
+      await Promise.all(
+        servers.map(
+          (server) =>
+            new Promise<void>((resolve) => {
+              server.closeAllConnections();
+              server.close(() => resolve());
+            }),
+        ),
+      );
+    },
+  };
+}
