@@ -4,12 +4,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
+/** Each platform's origin variable, canonical host and the other hosts it answers on (upstream/README.md). */
 export const PLATFORM_ORIGINS = {
-  socialnet: { variable: 'SOCIALNET_ORIGIN', host: 'www.socialnet.example' },
-  snapmsg: { variable: 'SNAPMSG_ORIGIN', host: 'www.snapmsg.example' },
-  'linkpage-a': { variable: 'LINKPAGE_A_ORIGIN', host: 'linkpage-a.example' },
-  'linkpage-b': { variable: 'LINKPAGE_B_ORIGIN', host: 'linkpage-b.example' },
-  shopfront: { variable: 'SHOPFRONT_ORIGIN', host: 'www.shopfront.example' },
+  socialnet: { variable: 'SOCIALNET_ORIGIN', host: 'www.socialnet.example', aliases: ['socialnet.example', 'm.socialnet.example', 'web.socialnet.example'] },
+  snapmsg: { variable: 'SNAPMSG_ORIGIN', host: 'www.snapmsg.example', aliases: ['snapmsg.example'] },
+  'linkpage-a': { variable: 'LINKPAGE_A_ORIGIN', host: 'linkpage-a.example', aliases: ['www.linkpage-a.example'] },
+  'linkpage-b': { variable: 'LINKPAGE_B_ORIGIN', host: 'linkpage-b.example', aliases: ['www.linkpage-b.example'] },
+  shopfront: { variable: 'SHOPFRONT_ORIGIN', host: 'www.shopfront.example', aliases: ['shopfront.example'] },
 } as const;
 
 export type Platform = keyof typeof PLATFORM_ORIGINS;
@@ -25,6 +26,8 @@ export interface Config {
   metricsToken: string | undefined;
   /** Time budget of one API request's upstream work. */
   requestBudgetMs: number;
+  /** Largest upstream response body accepted (decoded), in bytes. */
+  upstreamMaxBytes: number;
   /** Margin past the budget before a pending reservation counts as abandoned. */
   reservationMarginMs: number;
   cacheMaxBytes: number;
@@ -81,7 +84,7 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = resolve(env.DATA_DIR || './data');
   mkdirSync(dataDir, { recursive: true });
   const origins = {} as Record<Platform, string>;
-  for (const [platform, { variable, host }] of Object.entries(PLATFORM_ORIGINS) as [Platform, { variable: string; host: string }][]) {
+  for (const [platform, { variable, host }] of Object.entries(PLATFORM_ORIGINS) as [Platform, (typeof PLATFORM_ORIGINS)[Platform]][]) {
     origins[platform] = parseOrigin(variable, env[variable] || `https://${host}`);
   }
   return {
@@ -92,6 +95,7 @@ export function loadConfig(env: Env = process.env): Config {
     cursorSecret: cursorSecret(env, dataDir),
     metricsToken: env.METRICS_TOKEN || undefined,
     requestBudgetMs: integer(env, 'REQUEST_BUDGET_MS', 15_000, 100),
+    upstreamMaxBytes: integer(env, 'UPSTREAM_MAX_BYTES', 10 * 1024 * 1024, 1024),
     reservationMarginMs: integer(env, 'RESERVATION_MARGIN_MS', 60_000, 0),
     cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 1024 * 1024 * 1024, 1024),
     logLevel: env.LOG_LEVEL || 'info',

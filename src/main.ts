@@ -1,6 +1,7 @@
 // `npm run serve`: the API alone, configured by the environment (see README).
 import { pathToFileURL } from 'node:url';
-import { loadConfig, type Config } from './config.ts';
+import { loadConfig, PLATFORM_ORIGINS, type Config, type Platform } from './config.ts';
+import { UpstreamClient, type PlatformOrigin } from './upstream/client.ts';
 import { endpoints } from './endpoints/index.ts';
 import { buildApp } from './server/app.ts';
 import { openSqliteStores } from './store/sqlite.ts';
@@ -12,6 +13,15 @@ export function openStores(config: Config): Stores {
   return openSqliteStores({ path: join(config.dataDir, 'service.db'), cacheMaxBytes: config.cacheMaxBytes });
 }
 
+/** The upstream client for the configured origins. */
+export function upstreamClient(config: Config): UpstreamClient {
+  const platforms = {} as Record<Platform, PlatformOrigin>;
+  for (const [platform, { host, aliases }] of Object.entries(PLATFORM_ORIGINS) as [Platform, (typeof PLATFORM_ORIGINS)[Platform]][]) {
+    platforms[platform] = { origin: config.origins[platform], hosts: [host, ...aliases] };
+  }
+  return new UpstreamClient({ platforms, maxBodyBytes: config.upstreamMaxBytes });
+}
+
 export interface Running {
   app: FastifyInstance;
   address: string;
@@ -20,9 +30,11 @@ export interface Running {
 
 /** Starts the API on the configured address; SIGTERM and SIGINT drain it and stop. */
 export async function start(config: Config, stores: Stores = openStores(config)): Promise<Running> {
+  const client = upstreamClient(config);
   const app = await buildApp({
     stores,
     endpoints,
+    upstream: (platform, signal, deadline) => client.bind(platform, signal, deadline),
     cursorSecret: config.cursorSecret,
     requestBudgetMs: config.requestBudgetMs,
     reservationMarginMs: config.reservationMarginMs,
@@ -39,6 +51,7 @@ export async function start(config: Config, stores: Stores = openStores(config))
       force.unref();
       await app.close();
       clearTimeout(force);
+      await client.close();
       await stores.close();
     })();
     return stopping;

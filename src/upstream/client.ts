@@ -1,0 +1,311 @@
+// The HTTP client every platform shares. Requests go only to the platform's configured origin,
+// carry browser-like headers, run inside the API request's time budget with connect, header
+// and body timeouts, are retried with jittered backoff when the failure is transient, follow
+// at most 5 redirects within the platform, are decoded (gzip, deflate, br) and capped in size
+// while streaming. Each kind of failure ends as a typed outcome.
+import { Pool, errors as undiciErrors } from 'undici';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type { Readable, Transform } from 'node:stream';
+import { UpstreamOutcome } from './outcomes.ts';
+import type { Upstream, UpstreamRequest, UpstreamResponse } from './types.ts';
+
+export interface PlatformOrigin {
+  /** Scheme, host and optional port where requests go. */
+  origin: string;
+  /** Hosts the platform's own URLs use (canonical and aliases): redirects there are followed on the origin. */
+  hosts: readonly string[];
+}
+
+export interface UpstreamClientOptions {
+  platforms: Record<string, PlatformOrigin>;
+  /** Largest decoded body accepted; default 10 MB. */
+  maxBodyBytes?: number;
+  connectTimeoutMs?: number;
+  headersTimeoutMs?: number;
+  bodyTimeoutMs?: number;
+  /** Retries of a transient failure (after the first attempt), budget permitting; default 4. */
+  maxRetries?: number;
+  /** First backoff step; it doubles each retry (full jitter); default 100 ms. */
+  backoffMs?: number;
+  /** Connections per origin; default 128. */
+  connections?: number;
+  /** For tests: the random source of the jitter. */
+  random?: () => number;
+}
+
+const MAX_REDIRECTS = 5;
+/** An attempt is not started with less time than this left in the budget. */
+const MIN_ATTEMPT_MS = 50;
+
+const USER_AGENT =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36';
+
+const BASE_HEADERS = {
+  'user-agent': USER_AGENT,
+  'accept-language': 'en-US,en;q=0.9',
+  'accept-encoding': 'gzip, deflate, br',
+  'sec-ch-ua': '"Chromium";v="142", "Google Chrome";v="142", "Not_A Brand";v="99"',
+  'sec-ch-ua-mobile': '?0',
+  'sec-ch-ua-platform': '"Windows"',
+};
+const PAGE_HEADERS = {
+  ...BASE_HEADERS,
+  accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8',
+  'sec-fetch-mode': 'navigate',
+  'sec-fetch-dest': 'document',
+  'sec-fetch-site': 'none',
+  'sec-fetch-user': '?1',
+  'upgrade-insecure-requests': '1',
+};
+const API_HEADERS = {
+  ...BASE_HEADERS,
+  accept: 'application/json, text/plain, */*',
+  'sec-fetch-mode': 'cors',
+  'sec-fetch-dest': 'empty',
+  'sec-fetch-site': 'same-origin',
+};
+
+/** A failure worth another attempt. */
+class Transient extends Error {}
+
+const TRANSIENT_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+  'UND_ERR_DESTROYED',
+  'ERR_STREAM_PREMATURE_CLOSE',
+  'Z_DATA_ERROR',
+  'Z_BUF_ERROR',
+]);
+
+const errorCode = (error: unknown): string | undefined => {
+  const own = (error as { code?: string })?.code;
+  return own ?? (error as { cause?: { code?: string } })?.cause?.code;
+};
+
+function decoderFor(encoding: string | undefined): Transform | null {
+  switch ((encoding ?? '').trim().toLowerCase()) {
+    case '':
+    case 'identity':
+      return null;
+    case 'gzip':
+    case 'x-gzip':
+      return createGunzip();
+    case 'deflate':
+      return createInflate();
+    case 'br':
+      return createBrotliDecompress();
+    default:
+      throw new UpstreamOutcome('unrecognised', 'upstream', `unsupported content-encoding "${encoding}"`);
+  }
+}
+
+export class UpstreamClient {
+  readonly #platforms: Record<string, PlatformOrigin>;
+  readonly #pools = new Map<string, Pool>();
+  readonly #options: Required<Omit<UpstreamClientOptions, 'platforms'>>;
+
+  constructor(options: UpstreamClientOptions) {
+    this.#platforms = options.platforms;
+    this.#options = {
+      maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
+      connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
+      headersTimeoutMs: options.headersTimeoutMs ?? 10_000,
+      bodyTimeoutMs: options.bodyTimeoutMs ?? 10_000,
+      maxRetries: options.maxRetries ?? 4,
+      backoffMs: options.backoffMs ?? 100,
+      connections: options.connections ?? 128,
+      random: options.random ?? Math.random,
+    };
+  }
+
+  /** The `Upstream` an extractor uses: one platform, one request's signal and deadline. */
+  bind(platform: string, signal: AbortSignal, deadline: number): Upstream {
+    const target = this.#platforms[platform];
+    if (!target) throw new Error(`no origin configured for platform ${platform}`);
+    return (request) => this.#fetch(platform, target, request, signal, deadline);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#pools.values()].map((pool) => pool.close()));
+    this.#pools.clear();
+  }
+
+  #pool(origin: string): Pool {
+    let pool = this.#pools.get(origin);
+    if (!pool) {
+      pool = new Pool(origin, {
+        connections: this.#options.connections,
+        connect: { timeout: this.#options.connectTimeoutMs },
+        keepAliveTimeout: 10_000,
+        headersTimeout: this.#options.headersTimeoutMs,
+        bodyTimeout: this.#options.bodyTimeoutMs,
+      });
+      this.#pools.set(origin, pool);
+    }
+    return pool;
+  }
+
+  async #fetch(platform: string, target: PlatformOrigin, request: UpstreamRequest, signal: AbortSignal, deadline: number): Promise<UpstreamResponse> {
+    if (!request.path.startsWith('/') || request.path.startsWith('//')) {
+      throw new Error(`upstream path must be origin-relative, got "${request.path}"`);
+    }
+    let path = request.path;
+    let method = request.method ?? 'GET';
+    let body = request.body;
+    for (let hop = 0; ; hop += 1) {
+      const response = await this.#withRetries(platform, target.origin, { ...request, path, method, body }, signal, deadline);
+      const location = response.status >= 300 && response.status < 400 ? response.headers.location : undefined;
+      if (location === undefined) return response;
+      const next = this.#redirectPath(target, path, location);
+      if (next === null) return { ...response, offPlatformLocation: location };
+      if (hop + 1 > MAX_REDIRECTS) throw new UpstreamOutcome('blocked', platform, `more than ${MAX_REDIRECTS} redirects, last to ${location}`);
+      path = next;
+      // 303, and 301/302 after a POST, continue as GET as browsers do.
+      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+      }
+    }
+  }
+
+  /** Path and query to follow on the origin, or null when the Location leaves the platform. */
+  #redirectPath(target: PlatformOrigin, currentPath: string, location: string): string | null {
+    let url: URL;
+    try {
+      url = new URL(location, `https://${target.hosts[0] ?? 'platform.invalid'}${currentPath}`);
+    } catch {
+      return null;
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
+    if (url.username || url.password) return null;
+    if (!target.hosts.includes(url.hostname.toLowerCase())) return null;
+    return `${url.pathname}${url.search}`;
+  }
+
+  async #withRetries(platform: string, origin: string, request: UpstreamRequest, signal: AbortSignal, deadline: number): Promise<UpstreamResponse> {
+    let lastProblem = 'no attempt could be made within the time budget';
+    for (let attempt = 0; attempt <= this.#options.maxRetries; attempt += 1) {
+      if (attempt > 0) {
+        const step = Math.min(2_000, this.#options.backoffMs * 2 ** (attempt - 1));
+        const wait = Math.floor(this.#options.random() * step);
+        if (Date.now() + wait + MIN_ATTEMPT_MS > deadline) break;
+        await sleep(wait, signal);
+      }
+      const remaining = deadline - Date.now();
+      if (remaining < MIN_ATTEMPT_MS || signal.aborted) break;
+      try {
+        const response = await this.#attempt(platform, origin, request, signal, remaining);
+        if (response.status === 429) throw new UpstreamOutcome('blocked', platform, 'HTTP 429 Too Many Requests');
+        if (response.status >= 500) throw new Transient(`HTTP ${response.status}`);
+        return response;
+      } catch (error) {
+        if (error instanceof UpstreamOutcome) throw error;
+        if (error instanceof Transient) {
+          lastProblem = error.message;
+          continue;
+        }
+        if (signal.aborted) {
+          lastProblem = 'the time budget ran out';
+          break;
+        }
+        const code = errorCode(error);
+        if (code !== undefined && TRANSIENT_CODES.has(code)) {
+          lastProblem = code;
+          continue;
+        }
+        if (error instanceof undiciErrors.UndiciError || (error as Error)?.name === 'AbortError' || (error as Error)?.name === 'TimeoutError') {
+          lastProblem = (error as Error).message;
+          continue;
+        }
+        throw error;
+      }
+    }
+    throw new UpstreamOutcome('transient', platform, `upstream unavailable: ${lastProblem}`);
+  }
+
+  async #attempt(platform: string, origin: string, request: UpstreamRequest, signal: AbortSignal, remaining: number): Promise<UpstreamResponse> {
+    const headers: Record<string, string> = { ...(request.kind === 'page' ? PAGE_HEADERS : API_HEADERS), ...lowerCase(request.headers ?? {}) };
+    const attemptSignal = AbortSignal.any([signal, AbortSignal.timeout(remaining)]);
+    const response = await this.#pool(origin).request({
+      path: request.path,
+      method: request.method ?? 'GET',
+      headers,
+      body: request.body,
+      signal: attemptSignal,
+      headersTimeout: Math.min(this.#options.headersTimeoutMs, remaining),
+      bodyTimeout: Math.min(this.#options.bodyTimeoutMs, remaining),
+    });
+    const responseHeaders: Record<string, string> = {};
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value !== undefined) responseHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    if (response.statusCode >= 300 && response.statusCode !== 304 && (response.statusCode < 400 || response.statusCode >= 500 || response.statusCode === 429)) {
+      // Redirects, server errors and blocks: the body is not needed.
+      await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      return { status: response.statusCode, headers: responseHeaders, body: '', path: request.path };
+    }
+    const body = await this.#readBody(platform, response.body, responseHeaders['content-encoding'], responseHeaders['content-length']);
+    return { status: response.statusCode, headers: responseHeaders, body, path: request.path };
+  }
+
+  /** Reads and decodes the body, never holding more than the size cap. */
+  async #readBody(platform: string, raw: Readable, encoding: string | undefined, declaredLength: string | undefined): Promise<string> {
+    const cap = this.#options.maxBodyBytes;
+    const tooLarge = () => new UpstreamOutcome('unrecognised', platform, `response larger than ${cap} bytes`);
+    if (declaredLength !== undefined && Number(declaredLength) > cap && !encoding) {
+      raw.destroy();
+      throw tooLarge();
+    }
+    let decoder: Transform | null;
+    try {
+      decoder = decoderFor(encoding);
+    } catch (error) {
+      raw.destroy();
+      if (error instanceof UpstreamOutcome) throw new UpstreamOutcome('unrecognised', platform, error.message);
+      throw error;
+    }
+    const source: Readable = decoder ? raw.pipe(decoder) : raw;
+    if (decoder) raw.on('error', (error) => decoder.destroy(error));
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of source) {
+        size += (chunk as Buffer).length;
+        if (size > cap) {
+          raw.destroy();
+          decoder?.destroy();
+          throw tooLarge();
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (error) {
+      if (error instanceof UpstreamOutcome) throw error;
+      throw Object.assign(new Error(`reading the upstream body failed: ${(error as Error).message}`), { code: errorCode(error) ?? 'UND_ERR_SOCKET' });
+    }
+    return Buffer.concat(chunks, size).toString('utf8');
+  }
+}
+
+const lowerCase = (headers: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (ms <= 0 || signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
