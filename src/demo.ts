@@ -1,15 +1,24 @@
-// `npm run demo`: the service on its embedded default with a demo team, a fresh demo key at
-// every start (also written to DATA_DIR/demo-key) and copy-paste curl lines.
+// `npm run demo`: the sandbox upstream and the service on its embedded default, pointed at the
+// sandbox, with a demo team, a fresh demo key at every start (also written to
+// DATA_DIR/demo-key) and copy-paste curl lines for the sandbox's catalogue.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from './config.ts';
+import { loadConfig, PLATFORM_ORIGINS } from './config.ts';
 import { openStores, start } from './main.ts';
 import { generateKey } from './server/keys.ts';
+import { platforms as sandboxPlatforms } from '../sandbox/platforms/index.ts';
+import { startSandbox } from '../sandbox/server.ts';
+import { sandboxOptionsFromEnv } from '../sandbox/main.ts';
 
 const DEMO_TEAM = 'demo';
 const DEMO_CREDITS = 1000;
 
-const config = loadConfig();
+// The sandbox serves every platform whose origin the environment does not set.
+const sandbox = await startSandbox(sandboxOptionsFromEnv());
+const env: Record<string, string | undefined> = { ...process.env };
+for (const [name, origin] of Object.entries(sandbox.env)) env[name] ||= origin;
+
+const config = loadConfig(env);
 const stores = openStores(config);
 const teams = await stores.accounts.listTeams();
 const team = teams.find((candidate) => candidate.name === DEMO_TEAM) ?? (await stores.accounts.createTeam({ name: DEMO_TEAM, credits: DEMO_CREDITS, rateLimit: 100 }));
@@ -18,19 +27,27 @@ await stores.accounts.createKey({ teamId: team.id, name: `demo ${new Date().toIS
 const keyFile = join(config.dataDir, 'demo-key');
 writeFileSync(keyFile, `${generated.key}\n`, { mode: 0o600 });
 
-const { address } = await start(config, stores);
-const base = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
+const running = await start(config, stores);
+process.once('exit', () => void sandbox.close());
+const base = running.address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
 const key = `$(cat ${keyFile})`;
+const examples = sandboxPlatforms.flatMap((platform) =>
+  platform.catalogue.slice(0, 3).map((entry) => `  # ${platform.name}: ${entry.description}\n  curl -s -H "x-api-key: ${key}" "${base}${entry.endpoint}?${entry.query}"`),
+);
+const origins = Object.keys(PLATFORM_ORIGINS)
+  .map((platform) => `  ${platform}: ${config.origins[platform as keyof typeof PLATFORM_ORIGINS]}`)
+  .join('\n');
 console.log(`
-Service listening on ${base}
+Service listening on ${base}, scraping the sandbox upstream:
+${origins}
 Demo team ${team.id} ("${team.name}"), balance ${(await stores.ledger.balance(team.id)) ?? 0} credits.
 Demo key written to ${keyFile}
 
 Try:
   curl -s ${base}/healthz
-  curl -s -H "x-api-key: ${key}" "${base}/v1/snapmsg/profile?username=example"
-  curl -s -H "Authorization: Bearer ${key}" "${base}/v1/linkpage-a/profile?url=https://linkpage-a.example/example&cache_max_age=1d"
+${examples.join('\n')}
   curl -s "${base}/openapi.json" | head -c 300; echo
   open ${base}/docs
   npm run -s admin -- usage --team ${team.id}
+The README lists the whole sandbox catalogue.
 `);
