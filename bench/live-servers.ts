@@ -1,0 +1,69 @@
+// Child process of bench/live-scrape.ts: the full service pointed at the sandbox upstream
+// (which runs in a process of its own, origins in the environment), and a minimal Fastify
+// proxy route that fetches the same upstream page with undici and returns its bytes. Prints
+// their addresses as one JSON line, and this process's peak memory on request.
+import Fastify from 'fastify';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { loadConfig } from '../src/config.ts';
+import { endpoints } from '../src/endpoints/index.ts';
+import { upstreamClient } from '../src/main.ts';
+import { buildApp } from '../src/server/app.ts';
+import { generateKey } from '../src/server/keys.ts';
+import { openSqliteStores } from '../src/store/sqlite.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-live-'));
+const config = loadConfig({ ...process.env, DATA_DIR: dir, CURSOR_SECRET: 'bench-cursor-secret-0123456789' });
+const stores = openSqliteStores({ path: join(dir, 'service.db') });
+const client = upstreamClient(config);
+const app = await buildApp({
+  stores,
+  endpoints,
+  cursorSecret: config.cursorSecret,
+  upstream: (platform, signal, deadline) => client.bind(platform, signal, deadline),
+  requestBudgetMs: 30_000,
+});
+await app.listen({ port: 0, host: '127.0.0.1' });
+const team = await stores.accounts.createTeam({ name: 'bench', credits: 1_000_000_000, rateLimit: 10_000_000 });
+const key = generateKey();
+await stores.accounts.createKey({ teamId: team.id, name: 'bench', hash: key.hash, prefix: key.prefix, last4: key.last4 });
+
+// The proxy: same upstream page, undici, bytes returned as they came.
+const proxy = Fastify({ logger: false });
+const pools = new Map<string, Pool>();
+proxy.get('/proxy', async (request, reply) => {
+  const { origin, path } = request.query as { origin: string; path: string };
+  let pool = pools.get(origin);
+  if (!pool) pools.set(origin, (pool = new Pool(origin, { connections: 128 })));
+  const upstream = await pool.request({ path, method: 'GET', headers: { accept: 'text/html', 'user-agent': 'Mozilla/5.0', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document', 'sec-fetch-site': 'none' } });
+  const body = Buffer.from(await upstream.body.arrayBuffer());
+  return reply.code(upstream.statusCode).header('content-type', upstream.headers['content-type'] ?? 'text/html').send(body);
+});
+await proxy.listen({ port: 0, host: '127.0.0.1' });
+
+let peakRss = process.memoryUsage().rss;
+setInterval(() => {
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+}, 20).unref();
+
+process.stdout.write(
+  `${JSON.stringify({
+    service: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`,
+    proxy: `http://127.0.0.1:${(proxy.server.address() as { port: number }).port}`,
+    key: key.key,
+  })}\n`,
+);
+process.stdin.on('data', (chunk) => {
+  const command = chunk.toString().trim();
+  if (command === 'peak') process.stdout.write(`${JSON.stringify({ peakRss })}\n`);
+  if (command === 'reset-peak') peakRss = process.memoryUsage().rss;
+});
+process.on('SIGTERM', async () => {
+  await app.close();
+  await proxy.close();
+  await client.close();
+  await stores.close();
+  process.exit(0);
+});
