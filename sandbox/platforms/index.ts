@@ -1,4 +1,5 @@
-// Every platform the sandbox serves. A platform not built yet is simply absent.
+// Every platform the sandbox serves.
 import type { SandboxPlatform } from '../common.ts';
+import { shopfrontSandbox } from './shopfront.ts';
 
-export const platforms: SandboxPlatform[] = [];
+export const platforms: SandboxPlatform[] = [shopfrontSandbox];

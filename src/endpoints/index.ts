@@ -1,6 +1,15 @@
-// Every endpoint the service answers, in the order of the API spec's section 4.
-import type { EndpointDeclaration } from './types.ts';
+// Every endpoint the service answers, in the order of the API spec's section 4, each with its
+// platform's extractor where one is built.
+import type { EndpointDeclaration, Extractor } from './types.ts';
 import { socialnetEndpoints } from './socialnet.ts';
 import { platformEndpoints } from './platforms.ts';
+import { shopfrontExtractors } from '../platforms/shopfront/index.ts';
 
-export const endpoints: readonly EndpointDeclaration[] = [...socialnetEndpoints, ...platformEndpoints];
+const extractors: Record<string, Extractor> = {
+  ...shopfrontExtractors,
+};
+
+export const endpoints: readonly EndpointDeclaration[] = [...socialnetEndpoints, ...platformEndpoints].map((endpoint) => {
+  const extractor = extractors[endpoint.id];
+  return extractor ? { ...endpoint, extractor } : endpoint;
+});

@@ -1,0 +1,147 @@
+// The `shopfront.shop` extractor (upstream/shopfront.md sections 1, 5, 7 and 8): the storefront
+// page gives `data.shop` and, on a first call, the feed batch; a call with a position requests
+// the page again (header only) and then the feed endpoint with the carried upstream token.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ExtractContext, Extractor, ExtractRequest } from '../../endpoints/types.ts';
+import type { UpstreamRequest, UpstreamResponse } from '../../upstream/types.ts';
+import { UpstreamOutcome } from '../../upstream/outcomes.ts';
+import { mapBatch, mapShop } from './mapping.ts';
+import { mayHoldForm, scanPage, type AStateBlock } from './page.ts';
+import { isObject, member, root, str, unrecognised, type Node } from './read.ts';
+import { feedRequest, storefrontPageRequest } from './requests.ts';
+import { parseShopfrontUrl } from './urls.ts';
+
+const PLATFORM = 'shopfront';
+const HEADER_KEY = 'sf-storefront-header';
+const FEED_KEY = 'sf-storefront-feed';
+/** Redirect targets that mean a block (section 8). */
+const BLOCK_PATHS = ['/ap/signin', '/errors/validateCaptcha'];
+/** Extra attempts after an empty `200` body, which the chapter counts as transient. */
+const EMPTY_BODY_RETRIES = [250, 750];
+
+const outcome = (kind: UpstreamOutcome['kind'], message: string) => new UpstreamOutcome(kind, PLATFORM, message);
+
+/** The handle of the canonical URL that `normalise` produced. */
+function handleOf(request: ExtractRequest): string {
+  const url = request.params.url ?? '';
+  const parsed = parseShopfrontUrl(url);
+  if (!parsed.ok) throw new Error(`shopfront extractor: not a canonical storefront URL: ${url}`);
+  return parsed.handle;
+}
+
+/** Fetches, treating an empty `200` body as transient: retried within the budget, then given up. */
+async function fetchBody(context: ExtractContext, request: UpstreamRequest): Promise<UpstreamResponse> {
+  for (let attempt = 0; ; attempt += 1) {
+    const response = await context.upstream(request);
+    if (response.status !== 200 || response.body.trim() !== '') return response;
+    const delay = EMPTY_BODY_RETRIES[attempt];
+    if (delay === undefined || Date.now() + delay >= context.deadline) {
+      throw outcome('transient', `shopfront answered ${request.path} with an empty body`);
+    }
+    context.log.debug({ path: request.path, attempt }, 'shopfront: empty body, retrying');
+    await sleep(delay, undefined, { signal: context.signal });
+  }
+}
+
+function pathOf(location: string): string {
+  try {
+    return new URL(location, 'https://www.shopfront.example').pathname;
+  } catch {
+    return location;
+  }
+}
+
+/** Blocks every response is checked for: the captcha form first, then redirects (section 8). */
+function checkBlocks(response: UpstreamResponse, scanned: { captcha: boolean } | null, what: string): void {
+  const captcha = scanned?.captcha ?? (mayHoldForm(response.body) && scanPage(response.body).captcha);
+  if (captcha) throw outcome('blocked', `shopfront answered the ${what} with its captcha page`);
+  if (response.offPlatformLocation !== undefined) {
+    throw outcome('blocked', `shopfront redirected the ${what} off the platform`);
+  }
+  const landed = [pathOf(response.path)];
+  if (response.status >= 300 && response.status < 400 && response.headers.location) {
+    landed.push(pathOf(response.headers.location));
+  }
+  for (const path of landed) {
+    if (BLOCK_PATHS.some((prefix) => path.startsWith(prefix))) {
+      throw outcome('blocked', `shopfront redirected the ${what} to ${path}`);
+    }
+  }
+  if (response.status === 429) throw outcome('blocked', `shopfront rate-limited the ${what} (HTTP 429)`);
+}
+
+/** The one block of `key`: its JSON, or null when the page has none. */
+function stateBlock(blocks: AStateBlock[], key: string): Node | null {
+  const found = blocks.filter((block) => block.key === key);
+  if (found.length === 0) return null;
+  if (found.length > 1) throw unrecognised(`the storefront page holds ${found.length} ${key} a-state blocks, not one`);
+  try {
+    return root(JSON.parse(found[0]?.text ?? ''), key === HEADER_KEY ? 'HEADER' : 'FEED BATCH');
+  } catch (error) {
+    throw unrecognised(`the ${key} a-state block of the storefront page is not JSON`, error);
+  }
+}
+
+/** The storefront page: `S` of an active storefront and the page's own feed block (if any). */
+async function readStorefront(context: ExtractContext, handle: string): Promise<{ S: Node; feed: () => Node | null }> {
+  const response = await fetchBody(context, storefrontPageRequest(handle));
+  const page = scanPage(response.body);
+  checkBlocks(response, page, 'storefront page');
+  if (response.status === 404 || response.status === 410) {
+    throw outcome('not_found', `shopfront has no storefront "${handle}" (HTTP ${response.status})`);
+  }
+  if (response.status !== 200) throw unrecognised(`the storefront page answered HTTP ${response.status}`);
+  if (page.title.includes('Page Not Found')) throw outcome('not_found', `shopfront has no storefront "${handle}"`);
+
+  const header = stateBlock(page.blocks, HEADER_KEY);
+  if (header === null) throw unrecognised(`the storefront page has no ${HEADER_KEY} a-state block`);
+  const S = member(header, 'storefront');
+  if (!isObject(S.value)) throw unrecognised(`${S.path} is missing or not an object`);
+  const status = str(S, 'status');
+  if (status !== 'ACTIVE') throw outcome('not_found', `shopfront storefront "${handle}" is not active (${status})`);
+  // Read only on a first call: a call with a position ignores the page's batch.
+  return { S, feed: () => stateBlock(page.blocks, FEED_KEY) };
+}
+
+/** The feed endpoint's answer (section 5): a FEED BATCH, or the outcome its status names. */
+async function readFeed(context: ExtractContext, storefrontId: string, pageToken: string): Promise<Node> {
+  const response = await fetchBody(context, feedRequest(storefrontId, pageToken));
+  checkBlocks(response, null, 'feed request');
+  let body: unknown;
+  try {
+    body = JSON.parse(response.body);
+  } catch (error) {
+    throw unrecognised(`the feed endpoint answered HTTP ${response.status} with neither JSON nor the captcha page`, error);
+  }
+  const code = isObject(body) && typeof body.error === 'string' ? body.error : null;
+  if (response.status === 404) {
+    throw outcome('not_found', `shopfront storefront ${storefrontId} no longer exists (${code ?? 'HTTP 404'})`);
+  }
+  if (response.status === 400 && code === 'INVALID_PAGE_TOKEN') {
+    throw outcome('rejected_cursor', 'shopfront rejected the page token (INVALID_PAGE_TOKEN)');
+  }
+  if (response.status !== 200) {
+    throw unrecognised(`the feed endpoint answered HTTP ${response.status} (${code ?? 'no error code'})`);
+  }
+  if (!isObject(body)) throw unrecognised('the feed endpoint answered JSON that is not a FEED BATCH object');
+  return root(body, 'FEED BATCH');
+}
+
+export const extractShop: Extractor = async (request, context) => {
+  const handle = handleOf(request);
+  const { S, feed } = await readStorefront(context, handle);
+  const shop = mapShop(S);
+
+  let B: Node;
+  if (request.position === null) {
+    const batch = feed();
+    if (batch === null) throw unrecognised(`the storefront page has no ${FEED_KEY} a-state block`);
+    B = batch;
+  } else {
+    const token = request.position.pageToken;
+    if (typeof token !== 'string' || token === '') throw outcome('rejected_cursor', 'the position carries no shopfront page token');
+    B = await readFeed(context, shop.storefrontId, token);
+  }
+  const { posts, postCount, next } = mapBatch(B);
+  return { data: { shop, posts, postCount }, next };
+};
