@@ -3,9 +3,11 @@
 import type { EndpointDeclaration, Extractor } from './types.ts';
 import { socialnetEndpoints } from './socialnet.ts';
 import { platformEndpoints } from './platforms.ts';
+import { linkpageBExtractors } from '../platforms/linkpage-b/index.ts';
 import { shopfrontExtractors } from '../platforms/shopfront/index.ts';
 
 const extractors: Record<string, Extractor> = {
+  ...linkpageBExtractors,
   ...shopfrontExtractors,
 };
 

@@ -1,0 +1,46 @@
+// Finds the page's embedded payload (upstream/linkpage-b.md 4.1): the `<script>` whose `id` is
+// `__NEXT_DATA__`, in any attribute order, quoting and letter case, with extra attributes, among
+// any other blocks; its raw text is JSON (Next.js escapes are plain JSON escapes, and no HTML
+// entity decoding applies inside a script). Comments and other scripts are skipped.
+import { Parser } from 'htmlparser2';
+
+export const NEXT_DATA_ID = '__NEXT_DATA__';
+
+/** The raw text of the first `__NEXT_DATA__` script, or null when the page has none. */
+export function findNextDataText(html: string): string | null {
+  let found: string | null = null;
+  let chunks: string[] | null = null;
+  const parser = new Parser(
+    {
+      onopentag(name, attributes) {
+        if (found === null && chunks === null && name === 'script' && attributes.id === NEXT_DATA_ID) chunks = [];
+      },
+      ontext(text) {
+        chunks?.push(text);
+      },
+      onclosetag(name) {
+        if (name === 'script' && chunks !== null) {
+          found = chunks.join('');
+          chunks = null;
+        }
+      },
+    },
+    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
+  );
+  parser.write(html);
+  parser.end();
+  return found;
+}
+
+export type NextDataResult = { ok: true; value: unknown } | { ok: false; problem: string };
+
+/** Finds and parses the `__NEXT_DATA__` payload. */
+export function readNextData(html: string): NextDataResult {
+  const raw = findNextDataText(html);
+  if (raw === null) return { ok: false, problem: 'no <script id="__NEXT_DATA__"> element' };
+  try {
+    return { ok: true, value: JSON.parse(raw) as unknown };
+  } catch (error) {
+    return { ok: false, problem: `__NEXT_DATA__ is not valid JSON (${error instanceof Error ? error.message : String(error)})` };
+  }
+}
