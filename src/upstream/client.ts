@@ -154,8 +154,9 @@ export class UpstreamClient {
   }
 
   async #fetch(platform: string, target: PlatformOrigin, request: UpstreamRequest, signal: AbortSignal, deadline: number): Promise<UpstreamResponse> {
-    if (!request.path.startsWith('/') || request.path.startsWith('//')) {
-      throw new Error(`upstream path must be origin-relative, got "${request.path}"`);
+    if (!request.path.startsWith('/') || request.path.startsWith('//') || /[\s\u0000-\u001f\u007f]/.test(request.path)) {
+      // A programming error in an extractor, not an upstream failure: never retried.
+      throw new Error(`upstream path must be an origin-relative path without spaces or control characters, got ${JSON.stringify(request.path)}`);
     }
     let path = request.path;
     let method = request.method ?? 'GET';
@@ -260,6 +261,9 @@ export class UpstreamClient {
   async #readBody(platform: string, raw: Readable, encoding: string | undefined, declaredLength: string | undefined): Promise<string> {
     const cap = this.#options.maxBodyBytes;
     const tooLarge = () => new UpstreamOutcome('unrecognised', platform, `response larger than ${cap} bytes`);
+    // Destroying an unread undici body emits an 'error' (RequestAbortedError): without a listener
+    // it would be an uncaught exception. Read errors still reach the loop below.
+    raw.on('error', () => undefined);
     if (declaredLength !== undefined && Number(declaredLength) > cap && !encoding) {
       raw.destroy();
       throw tooLarge();
@@ -287,8 +291,12 @@ export class UpstreamClient {
         chunks.push(chunk as Buffer);
       }
     } catch (error) {
+      // Free the connection: a body left half-read (e.g. after a decoding error) holds it forever.
+      raw.destroy();
+      decoder?.destroy();
       if (error instanceof UpstreamOutcome) throw error;
-      throw Object.assign(new Error(`reading the upstream body failed: ${(error as Error).message}`), { code: errorCode(error) ?? 'UND_ERR_SOCKET' });
+      // Any failure while reading (reset, timeout or budget abort, corrupt gzip/deflate/br) is transient.
+      throw new Transient(`reading the upstream body failed: ${(error as Error).message}`, { cause: error });
     }
     return Buffer.concat(chunks, size).toString('utf8');
   }
