@@ -72,8 +72,11 @@ export async function start(config: Config, stores: Stores = openStores(config))
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  start(loadConfig()).catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
+  // loadConfig inside the promise, so that a configuration error is reported like any other.
+  Promise.resolve()
+    .then(() => start(loadConfig()))
+    .catch((error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    });
 }

@@ -130,7 +130,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
   });
 
+  // While the app closes, a connection whose response has just finished is closed as well:
+  // Fastify only reaps connections idle when close() begins, so a keep-alive client of a
+  // request in flight would hold close() (and SIGTERM) until its idle timeout.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+
   app.addHook('onResponse', async (request, reply) => {
+    if (closing) request.raw.socket?.end();
     const { state } = request;
     const endpoint = state?.endpoint ?? null;
     if (endpoint) {

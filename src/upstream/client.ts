@@ -154,6 +154,7 @@ export class UpstreamClient {
   }
 
   async #fetch(platform: string, target: PlatformOrigin, request: UpstreamRequest, signal: AbortSignal, deadline: number): Promise<UpstreamResponse> {
+    // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
     if (!request.path.startsWith('/') || request.path.startsWith('//') || /[\s\u0000-\u001f\u007f]/.test(request.path)) {
       // A programming error in an extractor, not an upstream failure: never retried.
       throw new Error(`upstream path must be an origin-relative path without spaces or control characters, got ${JSON.stringify(request.path)}`);
