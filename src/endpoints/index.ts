@@ -3,10 +3,14 @@
 import type { EndpointDeclaration, Extractor } from './types.ts';
 import { socialnetEndpoints } from './socialnet.ts';
 import { platformEndpoints } from './platforms.ts';
+import { linkpageAExtractors } from '../platforms/linkpage-a/index.ts';
 import { linkpageBExtractors } from '../platforms/linkpage-b/index.ts';
 import { shopfrontExtractors } from '../platforms/shopfront/index.ts';
+import { snapmsgExtractors } from '../platforms/snapmsg/index.ts';
 
 const extractors: Record<string, Extractor> = {
+  ...snapmsgExtractors,
+  ...linkpageAExtractors,
   ...linkpageBExtractors,
   ...shopfrontExtractors,
 };

@@ -207,6 +207,8 @@ export class UpstreamClient {
         const response = await this.#attempt(platform, origin, request, signal, remaining);
         if (response.status === 429) throw new UpstreamOutcome('blocked', platform, 'HTTP 429 Too Many Requests');
         if (response.status >= 500) throw new Transient(`HTTP ${response.status}`);
+        // Every platform's contract counts an empty 200 as a transient failure.
+        if (response.status === 200 && response.body.trim() === '') throw new Transient('empty 200 body');
         return response;
       } catch (error) {
         if (error instanceof UpstreamOutcome) throw error;

@@ -36,7 +36,7 @@ export interface UpstreamResponse {
 
 /**
  * Fetches from the bound platform's origin. Retries transient failures (5xx, resets,
- * timeouts) with backoff inside the request's time budget and then throws
+ * timeouts, an empty 200 body) with backoff inside the request's time budget and then throws
  * `UpstreamOutcome('transient')`; throws `UpstreamOutcome('blocked')` on HTTP 429; throws
  * `UpstreamOutcome('unrecognised')` when the body exceeds the size cap. Every other status
  * (200, 3xx off the platform, 4xx) is returned for the platform's rules to judge.

@@ -263,19 +263,6 @@ test('5xx that reach the extractor are transient', async () => {
   await assertOutcome([{ status: 503, body: 'Service Unavailable' }], 'transient', /503/);
 });
 
-test('an empty 200 body is transient: retried with backoff, then reported', async () => {
-  const failed = await assertOutcome([{ body: '' }], 'transient', /empty/);
-  assert.equal(failed.requests.length, 3, 'first try and two retries');
-  const recovered = await run([{ body: '  \n' }, { body: PAGE_HTML }]);
-  assert.ifError(recovered.error);
-  assert.equal(recovered.requests.length, 2);
-  assert.deepEqual(recovered.result?.data, PAGE_EXPECTED);
-  // No retry once the budget is spent.
-  const outcome = await run([{ body: '' }], undefined, 0);
-  assert.equal(outcome.requests.length, 1);
-  assert.ok(isUpstreamOutcome(outcome.error) && outcome.error.kind === 'transient');
-});
-
 test('any other status is unrecognised', async () => {
   await assertOutcome([{ status: 204, body: '' }], 'unrecognised', /HTTP 204/);
   await assertOutcome([{ status: 400, body: 'Bad Request' }], 'unrecognised', /HTTP 400/);

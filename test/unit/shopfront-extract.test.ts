@@ -417,20 +417,6 @@ describe('shopfront.shop: unrecognised pages', () => {
 });
 
 describe('shopfront.shop: transient answers', () => {
-  test('an empty 200 body is retried within the budget', async () => {
-    let calls = 0;
-    const result = await run({ page: () => (++calls === 1 ? htmlAnswer('') : htmlAnswer(SHOP_HTML)) });
-    assert.equal(calls, 2);
-    assert.deepEqual(result.data, expected(EXPECTED_SHOP).data);
-  });
-  test('an empty 200 body that stays empty → transient; no retry past the deadline', async () => {
-    const fake = fakeUpstream({ page: htmlAnswer('   ') });
-    await assert.rejects(extract({ params, position: null }, context(fake.upstream, 100)), { kind: 'transient' });
-    assert.equal(fake.requests.length, 1);
-    const again = fakeUpstream({ page: htmlAnswer(SHOP_HTML), feed: jsonAnswer('') });
-    await assert.rejects(extract({ params, position: { pageToken: TOKEN } }, context(again.upstream, 5_000)), { kind: 'transient' });
-    assert.equal(again.requests.length, 4);
-  });
   test('outcomes thrown by the upstream client pass through', async () => {
     const upstream = async () => {
       throw new UpstreamOutcome('transient', 'shopfront', 'retries exhausted');

@@ -1,6 +1,5 @@
 // linkpage-b extractors (upstream/linkpage-b.md). One endpoint, `linkpage-b.page`: one HTML
 // page, no pagination.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExtractContext, Extractor, ExtractRequest, ExtractResult } from '../../endpoints/types.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
 import type { UpstreamResponse } from '../../upstream/types.ts';
@@ -14,9 +13,6 @@ export { mapPage, pageState, mapLink } from './page.ts';
 export type { LinkpageBPage, LinkpageBLink } from './page.ts';
 export { readNextData, findNextDataText } from './next-data.ts';
 export { pageRequest } from './request.ts';
-
-/** Waits before retrying an empty `200` body (section 8: transient). */
-export const EMPTY_BODY_BACKOFF_MS = [150, 400] as const;
 
 const outcome = (kind: UpstreamOutcome['kind'], message: string) => new UpstreamOutcome(kind, PLATFORM, message);
 
@@ -51,23 +47,12 @@ function judgeStatus(response: UpstreamResponse, requested: string): void {
   if (status !== 200) throw unrecognised(`unexpected HTTP ${status} for ${requested}`);
 }
 
-/** Fetches the page; an empty `200` body is transient: retried with backoff inside the budget. */
+/** Fetches the page (the client retries transient failures, an empty `200` included). */
 async function fetchPage(username: string, context: ExtractContext): Promise<UpstreamResponse> {
   const request = pageRequest(username);
-  for (let attempt = 0; ; attempt += 1) {
-    const response = await context.upstream(request);
-    judgeStatus(response, request.path);
-    if (response.body.trim() !== '') return response;
-    const wait = EMPTY_BODY_BACKOFF_MS[attempt];
-    if (wait === undefined || Date.now() + wait >= context.deadline || context.signal.aborted) break;
-    context.log.debug({ platform: PLATFORM, path: request.path, attempt: attempt + 1 }, 'empty 200 body, retrying');
-    try {
-      await sleep(wait, undefined, { signal: context.signal });
-    } catch {
-      break;
-    }
-  }
-  throw outcome('transient', `linkpage-b answered an empty page for ${request.path}`);
+  const response = await context.upstream(request);
+  judgeStatus(response, request.path);
+  return response;
 }
 
 /** `GET /v1/linkpage-b/page`: one page, no pagination (`next` is always null). */

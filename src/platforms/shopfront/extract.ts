@@ -1,9 +1,8 @@
 // The `shopfront.shop` extractor (upstream/shopfront.md sections 1, 5, 7 and 8): the storefront
 // page gives `data.shop` and, on a first call, the feed batch; a call with a position requests
 // the page again (header only) and then the feed endpoint with the carried upstream token.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExtractContext, Extractor, ExtractRequest } from '../../endpoints/types.ts';
-import type { UpstreamRequest, UpstreamResponse } from '../../upstream/types.ts';
+import type { UpstreamResponse } from '../../upstream/types.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
 import { mapBatch, mapShop } from './mapping.ts';
 import { mayHoldForm, scanPage, type AStateBlock } from './page.ts';
@@ -16,8 +15,6 @@ const HEADER_KEY = 'sf-storefront-header';
 const FEED_KEY = 'sf-storefront-feed';
 /** Redirect targets that mean a block (section 8). */
 const BLOCK_PATHS = ['/ap/signin', '/errors/validateCaptcha'];
-/** Extra attempts after an empty `200` body, which the chapter counts as transient. */
-const EMPTY_BODY_RETRIES = [250, 750];
 
 const outcome = (kind: UpstreamOutcome['kind'], message: string) => new UpstreamOutcome(kind, PLATFORM, message);
 
@@ -27,20 +24,6 @@ function handleOf(request: ExtractRequest): string {
   const parsed = parseShopfrontUrl(url);
   if (!parsed.ok) throw new Error(`shopfront extractor: not a canonical storefront URL: ${url}`);
   return parsed.handle;
-}
-
-/** Fetches, treating an empty `200` body as transient: retried within the budget, then given up. */
-async function fetchBody(context: ExtractContext, request: UpstreamRequest): Promise<UpstreamResponse> {
-  for (let attempt = 0; ; attempt += 1) {
-    const response = await context.upstream(request);
-    if (response.status !== 200 || response.body.trim() !== '') return response;
-    const delay = EMPTY_BODY_RETRIES[attempt];
-    if (delay === undefined || Date.now() + delay >= context.deadline) {
-      throw outcome('transient', `shopfront answered ${request.path} with an empty body`);
-    }
-    context.log.debug({ path: request.path, attempt }, 'shopfront: empty body, retrying');
-    await sleep(delay, undefined, { signal: context.signal });
-  }
 }
 
 function pathOf(location: string): string {
@@ -84,7 +67,7 @@ function stateBlock(blocks: AStateBlock[], key: string): Node | null {
 
 /** The storefront page: `S` of an active storefront and the page's own feed block (if any). */
 async function readStorefront(context: ExtractContext, handle: string): Promise<{ S: Node; feed: () => Node | null }> {
-  const response = await fetchBody(context, storefrontPageRequest(handle));
+  const response = await context.upstream(storefrontPageRequest(handle));
   const page = scanPage(response.body);
   checkBlocks(response, page, 'storefront page');
   if (response.status === 404 || response.status === 410) {
@@ -105,7 +88,7 @@ async function readStorefront(context: ExtractContext, handle: string): Promise<
 
 /** The feed endpoint's answer (section 5): a FEED BATCH, or the outcome its status names. */
 async function readFeed(context: ExtractContext, storefrontId: string, pageToken: string): Promise<Node> {
-  const response = await fetchBody(context, feedRequest(storefrontId, pageToken));
+  const response = await context.upstream(feedRequest(storefrontId, pageToken));
   checkBlocks(response, null, 'feed request');
   let body: unknown;
   try {

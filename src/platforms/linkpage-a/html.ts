@@ -1,0 +1,143 @@
+// One pass over a linkpage-a page (upstream/linkpage-a.md sections 3, 5, 6 and 9): the raw text
+// of the `__NUXT_DATA__` payload, the JSON-LD blocks, the `<head>` tags that feed `metadata`,
+// and the challenge marker. htmlparser2 does the tokenising, so attribute order, quoting,
+// attribute-name case, entities and whitespace between tags do not matter; script contents are
+// raw text up to the next `</script>` and are never entity-decoded.
+import { Parser } from 'htmlparser2';
+
+export interface PageHead {
+  title: string;
+  description: string;
+  image: string;
+  keywords: string;
+  canonical: string;
+}
+
+export interface ScannedPage {
+  /** Raw text of the first `<script id="__NUXT_DATA__">`, or null when the page has none. */
+  payload: string | null;
+  /** Raw text of every `<script type="application/ld+json">`, in document order. */
+  jsonLd: string[];
+  /** An element with `id="challenge-root"` is present. */
+  challenge: boolean;
+  /** Section 6: first occurrence of each tag, entities decoded; `""` when missing. */
+  head: PageHead;
+}
+
+/** Which `<meta>` feeds which `metadata` field: attribute name and its lower-cased value. */
+const META: ReadonlyArray<[field: keyof PageHead, attribute: 'name' | 'property', value: string]> = [
+  ['description', 'name', 'description'],
+  ['image', 'property', 'og:image'],
+  ['keywords', 'name', 'keywords'],
+];
+
+const lower = (value: string | undefined): string => (value ?? '').trim().toLowerCase();
+
+export function scanPage(html: string): ScannedPage {
+  let payload: string | null = null;
+  const jsonLd: string[] = [];
+  let challenge = false;
+  const found: Partial<PageHead> = {};
+
+  /** The script whose text is being collected, and what it is. */
+  let script: { kind: 'payload' | 'ld' | 'other'; text: string } | null = null;
+  let title: string | null = null;
+
+  const parser = new Parser(
+    {
+      onopentag(name, attributes) {
+        if (attributes.id === 'challenge-root') challenge = true;
+        if (name === 'script') {
+          const kind =
+            attributes.id === '__NUXT_DATA__' && payload === null
+              ? 'payload'
+              : lower(attributes.type) === 'application/ld+json'
+                ? 'ld'
+                : 'other';
+          script = { kind, text: '' };
+        } else if (name === 'title' && found.title === undefined) {
+          title = '';
+        } else if (name === 'meta') {
+          for (const [field, attribute, value] of META) {
+            if (found[field] === undefined && lower(attributes[attribute]) === value) found[field] = attributes.content ?? '';
+          }
+        } else if (name === 'link' && found.canonical === undefined) {
+          if (lower(attributes.rel).split(/\s+/).includes('canonical')) found.canonical = attributes.href ?? '';
+        }
+      },
+      ontext(text) {
+        if (script !== null) script.text += text;
+        else if (title !== null) title += text;
+      },
+      onclosetag(name) {
+        if (name === 'script' && script !== null) {
+          if (script.kind === 'payload') payload = script.text;
+          else if (script.kind === 'ld') jsonLd.push(script.text);
+          script = null;
+        } else if (name === 'title' && title !== null) {
+          found.title = title.trim();
+          title = null;
+        }
+      },
+    },
+    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
+  );
+  parser.write(html);
+  parser.end();
+
+  return {
+    payload,
+    jsonLd,
+    challenge,
+    head: {
+      title: found.title ?? '',
+      description: found.description ?? '',
+      image: found.image ?? '',
+      keywords: found.keywords ?? '',
+      canonical: found.canonical ?? '',
+    },
+  };
+}
+
+/** `@type` is `ProfilePage`, or an array naming it. */
+const isProfilePage = (value: unknown): value is Record<string, unknown> => {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const type = (value as Record<string, unknown>)['@type'];
+  return type === 'ProfilePage' || (Array.isArray(type) && type.includes('ProfilePage'));
+};
+
+/** The candidates of one JSON-LD block, in order: the value, the elements of a top-level array, and `@graph` members. */
+function* candidates(value: unknown): Generator<unknown> {
+  const items = Array.isArray(value) ? value : [value];
+  for (const item of items) {
+    yield item;
+    const graph = item !== null && typeof item === 'object' ? (item as Record<string, unknown>)['@graph'] : undefined;
+    if (Array.isArray(graph)) yield* graph;
+    else if (graph !== undefined) yield graph;
+  }
+}
+
+/**
+ * Section 5: `mainEntity.sameAs` of the first `ProfilePage` object across the JSON-LD blocks, in
+ * order; a single string is a one-element list; no such block or no `sameAs` gives `[]`. A block
+ * that is not valid JSON is skipped like any block of another type.
+ */
+export function sameAsFrom(blocks: readonly string[]): string[] {
+  for (const block of blocks) {
+    let value: unknown;
+    try {
+      value = JSON.parse(block);
+    } catch {
+      continue;
+    }
+    for (const candidate of candidates(value)) {
+      if (!isProfilePage(candidate)) continue;
+      const entity = candidate.mainEntity;
+      const sameAs = entity !== null && typeof entity === 'object' ? (entity as Record<string, unknown>).sameAs : undefined;
+      if (typeof sameAs === 'string') return [sameAs];
+      if (Array.isArray(sameAs)) return sameAs.filter((item): item is string => typeof item === 'string');
+      return [];
+    }
+  }
+  return [];
+}

@@ -1,0 +1,71 @@
+// Page requests (upstream/socialnet.md 2.5, 3.1) and the classification of a page response
+// (11.3): content, gated, not found, blocked or unrecognised.
+import { Node, PLATFORM, unrecognised } from './reader.ts';
+import { findPreloader, readBlocks, scanPage, PRELOADERS, type PreloaderKind, type ScannedPage, type SjsContent } from './html.ts';
+import { UpstreamOutcome } from '../../upstream/outcomes.ts';
+import type { Upstream, UpstreamResponse } from '../../upstream/types.ts';
+import { parseSocialnetUrl, type ProfileReference } from './urls.ts';
+
+export type PageKind = 'profile' | 'reels' | 'about';
+
+/** 2.5: the upstream path of a page for a profile reference. */
+export function pagePath(reference: ProfileReference, kind: PageKind): string {
+  if (reference.kind === 'vanity') {
+    const base = `/${encodeURIComponent(reference.vanity)}`;
+    return kind === 'profile' ? base : kind === 'reels' ? `${base}/reels/` : `${base}/about_contact_and_basic_info`;
+  }
+  const base = `/profile.php?id=${reference.id}`;
+  return kind === 'profile' ? base : kind === 'reels' ? `${base}&sk=reels_tab` : `${base}&sk=about_contact_and_basic_info`;
+}
+
+/** The profile reference of a canonical `url` parameter (as the endpoint's `normalise` made it). */
+export function referenceOf(url: string | undefined): ProfileReference {
+  const checked = parseSocialnetUrl(url ?? '');
+  if (!checked.ok) throw new Error(`socialnet extractor given a url that normalise refuses: ${url}`);
+  return checked.reference;
+}
+
+const blocked = (message: string): UpstreamOutcome => new UpstreamOutcome('blocked', PLATFORM, message);
+const notFound = (message: string): UpstreamOutcome => new UpstreamOutcome('not_found', PLATFORM, message);
+
+/** 2.6 / 11.1: a redirect that left the platform, or landed on a login, checkpoint or recover path. */
+export function checkRedirect(response: UpstreamResponse): void {
+  if (response.offPlatformLocation !== undefined) throw blocked(`redirected off the platform to ${response.offPlatformLocation}`);
+  if (/^\/(login|checkpoint|recover)([/?#.]|$)/i.test(response.path)) throw blocked(`redirected to ${response.path}`);
+}
+
+const LOGIN_WALL_TITLE = 'socialnet - log in or sign up';
+
+export type PageResult =
+  | { kind: 'content'; page: ScannedPage; sjs: SjsContent; results: Map<PreloaderKind, Node> }
+  | { kind: 'gated'; page: ScannedPage; reason: string | null };
+
+/**
+ * GETs a page and classifies it (11.3, steps 3 to 10; the client handles 1 and 2). Content needs
+ * the header preloader plus `needs`; a missing one is unrecognised, naming it. The preloader
+ * results come back as nodes under their kind.
+ */
+export async function loadPage(upstream: Upstream, path: string, needs: readonly PreloaderKind[]): Promise<PageResult> {
+  const response = await upstream({ path, method: 'GET', kind: 'page' });
+  checkRedirect(response);
+  if (response.status === 404) throw notFound(`HTTP 404 for ${path}`);
+  if (response.status !== 200) throw blocked(`HTTP ${response.status} for ${path}`);
+  const page = scanPage(response.body);
+  const gate = page.markers.get('content_gate');
+  if (gate !== undefined) return { kind: 'gated', page, reason: gate['data-gate-reason'] ?? null };
+  const unavailable = page.markers.get('content_unavailable');
+  if (unavailable !== undefined) throw notFound(`${path} is unavailable (${unavailable['data-reason'] ?? 'no reason'})`);
+  const sjs = readBlocks(page.blocks);
+  const results = new Map<PreloaderKind, Node>();
+  for (const kind of ['header', ...needs] as const) {
+    const result = findPreloader(sjs, kind);
+    if (result !== undefined) results.set(kind, new Node(result, `${kind} preloader`));
+  }
+  if (results.has('header')) {
+    const missing = needs.find((kind) => !results.has(kind));
+    if (missing !== undefined) throw unrecognised(`${path} has no ${PRELOADERS[missing]}… preloader`);
+    return { kind: 'content', page, sjs, results };
+  }
+  if (page.title === LOGIN_WALL_TITLE || page.markers.has('login_form')) throw blocked(`login wall instead of ${path}`);
+  throw unrecognised(`${path} has no ${PRELOADERS.header}… preloader`);
+}
