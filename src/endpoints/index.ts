@@ -7,8 +7,10 @@ import { linkpageAExtractors } from '../platforms/linkpage-a/index.ts';
 import { linkpageBExtractors } from '../platforms/linkpage-b/index.ts';
 import { shopfrontExtractors } from '../platforms/shopfront/index.ts';
 import { snapmsgExtractors } from '../platforms/snapmsg/index.ts';
+import { socialnetExtractors } from '../platforms/socialnet/index.ts';
 
 const extractors: Record<string, Extractor> = {
+  ...socialnetExtractors,
   ...snapmsgExtractors,
   ...linkpageAExtractors,
   ...linkpageBExtractors,

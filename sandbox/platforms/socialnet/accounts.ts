@@ -26,7 +26,11 @@ export type AccountState =
    * far for its queries (alternately the lsd tokens and the doc ids), so that a client reusing
    * a session meets 1357004 / 1675030 and must refresh it (4.4, 4.7).
    */
-  | 'rotating';
+  | 'rotating'
+  /** Content pages lack the preloader their kind needs (only the header is there): unrecognised. */
+  | 'broken'
+  /** Public content; every GraphQL query with a non-null cursor answers error 1675012. */
+  | 'cursor-rejects';
 
 export type GateReason = 'AGE_RESTRICTED' | 'COUNTRY_RESTRICTED' | 'LOGGED_OUT_UNAVAILABLE';
 export type Gender = 'MALE' | 'FEMALE' | 'NEUTER' | 'UNKNOWN';
@@ -131,7 +135,7 @@ export const ACCOUNTS: readonly AccountSpec[] = [
   page({
     no: 7,
     vanity: 'emoji.mixtape',
-    name: 'Mixtape Café 🎧✨ "Late Night" & Co',
+    name: 'Mixtape Café <3 🎧✨ "Late Night" & Co',
     flavour: 'mixed',
     place: 'Montréal, Québec',
     categories: ['Café', 'Music venue'],
@@ -176,6 +180,8 @@ export const ACCOUNTS: readonly AccountSpec[] = [
     reels: 30,
     firstCommentReplies: 25,
   }),
+  page({ no: 24, vanity: 'brokenlayout', name: 'Broken Layout Co', state: 'broken', categories: ['Community'], posts: 8, reels: 4, firstCommentReplies: 2 }),
+  page({ no: 25, vanity: 'cursorrejects', name: 'Cursor Rejects Cafe', state: 'cursor-rejects', categories: ['Cafe'], hours: 'Open now', posts: 30, reels: 25, firstCommentReplies: 30 }),
   page({ no: 21, vanity: 'slow.tidewater', ...TIDEWATER, fault: 'slow' }),
   page({ no: 22, vanity: 'flaky.tidewater', ...TIDEWATER, fault: 'flaky' }),
   page({ no: 23, vanity: 'down.tidewater', ...TIDEWATER, fault: 'down' }),
@@ -198,7 +204,7 @@ export function accountNamed(vanity: string): AccountSpec {
 
 /** True when the account's content is served (pages and GraphQL nodes). */
 export const isVisible = (account: AccountSpec): boolean =>
-  account.state === 'ok' || account.state === 'graphql-rate-limit' || account.state === 'rotating';
+  account.state === 'ok' || account.state === 'graphql-rate-limit' || account.state === 'rotating' || account.state === 'broken' || account.state === 'cursor-rejects';
 
 /** Name given to `accountFault`: a vanity cannot hold `-`, so `slow.x` stands for `slow-x`. */
 export const faultName = (account: AccountSpec): string => (account.fault ? `${account.fault}-${account.no}` : `account-${account.no}`);

@@ -244,7 +244,7 @@ function timelineAnswer(state: SeedState, variables: Vars, framing: Framing): Sa
   const profile = state.profile(account);
   const cursor = variables.cursor as string | null;
   const start = cursor === null ? 0 : parseCursor('timeline', profile.id, cursor);
-  if (start === null) return 'invalid';
+  if (start === null || (cursor !== null && account.state === 'cursor-rejects')) return 'invalid';
   const size = timelinePageSize(state.seed, account, start, clampCount(variables.count as number));
   const end = Math.min(account.posts, start + size);
   const edges: Json[] = [];
@@ -280,7 +280,7 @@ function reelsAnswer(state: SeedState, variables: Vars, framing: Framing): Sandb
   const profile = state.profile(account);
   const cursor = variables.cursor as string | null;
   const start = cursor === null ? 0 : parseCursor('reels', profile.collectionId, cursor);
-  if (start === null) return 'invalid';
+  if (start === null || (cursor !== null && account.state === 'cursor-rejects')) return 'invalid';
   const end = Math.min(account.reels, start + reelsPageSize(state.seed, account, start, clampCount(variables.count as number)));
   const edges: Json[] = [];
   for (let index = start; index < end; index += 1) edges.push(reelEdge(state.seed, profile, index));
@@ -322,7 +322,7 @@ function repliesAnswer(state: SeedState, variables: Vars, framing: Framing): San
   if (variables.expansionToken !== expansionTokenOf(feedbackId)) return 'invalid';
   const cursor = variables.repliesAfterCursor as string | null;
   const start = cursor === null ? 0 : parseCursor('replies', feedbackId, cursor);
-  if (start === null) return 'invalid';
+  if (start === null || (cursor !== null && target.account.state === 'cursor-rejects')) return 'invalid';
   const profile = state.profile(target.account);
   const end = Math.min(target.replies, start + repliesPageSize(state.seed, target.account, start));
   const edges: Json[] = [];

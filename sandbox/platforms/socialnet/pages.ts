@@ -378,14 +378,16 @@ export function unavailablePage(reason: 'PRIVATE' | 'REMOVED'): string {
   ].join('\n');
 }
 
-/** What a browser that follows a checkpoint redirect sees (the extractor never does). */
+/** What a client that follows a checkpoint redirect sees: a login form, no data (a block, 11.3). */
 export function checkpointPage(): string {
   return [
     HEAD_START,
     '<title>Security check | socialnet</title>',
     '</head>',
     '<body class="_li">',
-    '<div id="checkpoint_main" role="main"><h2>Please confirm it&#039;s you</h2><form id="checkpoint_form" method="post" action="/checkpoint/"></form></div>',
+    '<div id="checkpoint_main" role="main"><h2>Please confirm it&#039;s you</h2>',
+    loginForm('/checkpoint/?next=%2F'),
+    '</div>',
     '</body>',
     '</html>',
     '',

@@ -1,6 +1,6 @@
 // Sessions of the socialnet sandbox (upstream/socialnet.md 4.1 to 4.4, 4.7). Every page load
 // that carries a session issues a new lsd token; the doc-id map rotates to a new generation
-// every few loads. A value stays accepted for two hours after it was last shown (the contract
+// every few loads (and at the first load after 15 minutes). A value stays accepted for two hours after it was last shown (the contract
 // asks for at least 30 minutes); a restart retires everything, as the contract allows. The
 // `rotating` account additionally retires, for its own queries, every value issued before its
 // last successful query.
@@ -17,6 +17,8 @@ const OTHER_QUERIES = ['CometNotificationsDropdownQuery', 'CometSearchBootstrapK
 
 /** Page loads between two doc-id generations. */
 export const DOC_ID_ROTATION = 3;
+/** A generation first shown longer ago than this is replaced at the next page load. */
+export const DOC_ID_MAX_AGE_MS = 15 * 60 * 1_000;
 /** How long a value stays accepted after it was last shown. */
 export const VALIDITY_MS = 2 * 60 * 60 * 1_000;
 const MAX_TOKENS = 200_000;
@@ -45,6 +47,8 @@ export class SessionStore {
   #loads = 0;
   #generation = 0;
   #newGenerationPending = false;
+  #generationOfStart = 0;
+  #generationStartedAt: number;
   readonly #lsds = new Map<string, { load: number; at: number }>();
   /** Generation -> time it was last shown. */
   readonly #shown = new Map<number, number>();
@@ -55,6 +59,7 @@ export class SessionStore {
   constructor(seed: string, now: () => number) {
     this.#seed = seed;
     this.#now = now;
+    this.#generationStartedAt = now();
   }
 
   /** Page loads so far (the number the next load gets). */
@@ -74,11 +79,16 @@ export class SessionStore {
   issue(): IssuedSession {
     const load = this.#loads;
     this.#loads += 1;
-    if ((load > 0 && load % DOC_ID_ROTATION === 0) || this.#newGenerationPending) {
+    const now = this.#now();
+    const aged = now - this.#generationStartedAt > DOC_ID_MAX_AGE_MS;
+    if ((load > 0 && (load % DOC_ID_ROTATION === 0 || aged)) || this.#newGenerationPending) {
       this.#generation += 1;
       this.#newGenerationPending = false;
     }
-    const now = this.#now();
+    if (this.#generation !== this.#generationOfStart) {
+      this.#generationOfStart = this.#generation;
+      this.#generationStartedAt = now;
+    }
     const generation = this.#generation;
     const docIds = this.docIdsOf(generation);
     if (!this.#shown.has(generation)) {

@@ -79,7 +79,7 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
   const now = options.now ?? Date.now;
   const sessions = new Sessions(options.sessions ?? new MemorySessionStore(), (context) => loadHome(context, now()), {
     now,
-    ...(options.sessionMaxAgeMs !== undefined ? { maxAgeMs: options.sessionMaxAgeMs } : {}),
+    maxAgeMs: options.sessionMaxAgeMs,
   });
 
   /** GETs a page, keeps the session it carries (4.3), and gives its content or its gate. */
@@ -87,7 +87,8 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
     const result = await loadPage(context.upstream, path, needs);
     if (result.kind === 'content') {
       const session = sessionFromPage(readPageSession(result.page, result.sjs), now());
-      if (session !== null) await sessions.offer(session);
+      // Keeping it is an optimisation: a store that fails here must not fail the request.
+      if (session !== null) await sessions.offer(session).catch((error: unknown) => context.log.warn({ err: error }, 'socialnet session not stored'));
     }
     return result;
   };

@@ -99,8 +99,8 @@ export function sessionFromPage(found: PageSession, now: number): SocialnetSessi
 const keyOf = (session: SocialnetSession): string => `${session.obtainedAt}|${session.lsd}|${JSON.stringify(session.docIds)}`;
 
 export interface SessionsOptions {
-  /** How long a session is reused (4.4: at most 15 minutes). */
-  maxAgeMs?: number;
+  /** How long a session is reused (4.4: at most 15 minutes, the default). */
+  maxAgeMs?: number | undefined;
   now?: () => number;
 }
 
@@ -130,10 +130,6 @@ export class Sessions {
     this.#loadHome = loadHome;
     this.#maxAgeMs = options.maxAgeMs ?? 15 * 60 * 1000;
     this.#now = options.now ?? Date.now;
-  }
-
-  now(): number {
-    return this.#now();
   }
 
   #usable(session: SocialnetSession | null): session is SocialnetSession {
@@ -180,8 +176,10 @@ export class Sessions {
     return refresh;
   }
 
-  /** One home-page load at a time; a request that joined another's load and saw it fail for a
-   * reason of that request (its time budget) tries once with its own. */
+  /**
+   * One home-page load at a time. A request that joined another's load and saw it fail as
+   * transient (which may be that request's own time budget running out) tries once with its own.
+   */
   async #load(context: SessionContext): Promise<SocialnetSession> {
     if (this.#flight !== null) {
       try {

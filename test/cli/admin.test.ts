@@ -1,0 +1,455 @@
+// The operator CLI, spawned as operators run it (`npm run -s admin -- …`, or the same script
+// with the same Node), on the same data as the server: JSON and table output, exit codes and
+// messages for bad input, and its effect on a running server over real HTTP.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { loadConfig, PLATFORM_ORIGINS } from '../../src/config.ts';
+import { endpoints } from '../../src/endpoints/index.ts';
+import { runCli } from '../../src/cli/main.ts';
+import { start, type Running } from '../../src/main.ts';
+import { openSqliteStores } from '../../src/store/sqlite.ts';
+import { byId, exampleQuery, startHarness, type Harness } from '../api/harness.ts';
+import { until, variantQuery } from '../api/support.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const STACK = /^\s+at .+[:(]\d+/m;
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+// Node's compile cache, shared by the spawned commands: each loads the service's modules.
+const COMPILE_CACHE = mkdtempSync(join(tmpdir(), 'admin-cli-compile-cache-'));
+after(() => rmSync(COMPILE_CACHE, { recursive: true, force: true }));
+
+const run = (file: string, args: string[], dataDir: string) =>
+  new Promise<Run>((resolve) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, NODE_COMPILE_CACHE: COMPILE_CACHE };
+    delete env.CURSOR_SECRET;
+    execFile(file, args, { cwd: ROOT, env, timeout: 20_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+
+/** `node src/cli/main.ts …` with the Node running the tests (what `npm run admin` runs). */
+const admin = (dataDir: string, ...args: string[]) => run(process.execPath, ['--disable-warning=ExperimentalWarning', 'src/cli/main.ts', ...args], dataDir);
+
+/** The documented way: `npm run -s admin -- …`. */
+const npmAdmin = (dataDir: string, ...args: string[]) => run('npm', ['run', '-s', 'admin', '--', ...args], dataDir);
+
+/** `runCli` in this process with DATA_DIR set, capturing what it and commander print. */
+async function adminInProcess(dataDir: string, ...args: string[]): Promise<Run> {
+  const previous = process.env.DATA_DIR;
+  const writeErr = process.stderr.write;
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  process.env.DATA_DIR = dataDir;
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    stderr.push(String(chunk));
+    return true;
+  }) as typeof process.stderr.write;
+  try {
+    const code = await runCli(
+      args,
+      (text) => stdout.push(`${text}\n`),
+      (text) => stderr.push(`${text}\n`),
+    );
+    return { code, stdout: stdout.join(''), stderr: stderr.join('') };
+  } finally {
+    process.stderr.write = writeErr;
+    if (previous === undefined) delete process.env.DATA_DIR;
+    else process.env.DATA_DIR = previous;
+  }
+}
+
+/** Runs a command that must succeed and print JSON. */
+async function adminJson<T>(dataDir: string, ...args: string[]): Promise<T> {
+  const result = await admin(dataDir, '--json', ...args);
+  assert.equal(result.code, 0, `admin ${args.join(' ')}: ${result.stderr}`);
+  assert.equal(result.stderr, '');
+  return JSON.parse(result.stdout) as T;
+}
+
+interface TeamView {
+  id: string;
+  name: string;
+  credits: number;
+  rateLimit: number;
+}
+interface KeyView {
+  id: string;
+  name: string;
+  key: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+interface LedgerRow {
+  id: number;
+  amount: number;
+  reason: string;
+  requestId: string | null;
+  createdAt: string;
+}
+
+/** Parses a table: header line, dashes, rows (columns separated by two or more spaces). */
+function parseTable(text: string): { headers: string[]; rows: string[][] } {
+  const lines = text.trimEnd().split('\n');
+  assert.ok(lines.length >= 2, `a table: ${text}`);
+  const headers = (lines[0] as string).trim().split(/\s{2,}/);
+  assert.match(lines[1] as string, /^-+(\s+-+)*$/, 'a rule under the headers');
+  return { headers, rows: lines.slice(2).map((line) => line.trim().split(/\s{2,}/)) };
+}
+
+const tempDir = () => mkdtempSync(join(tmpdir(), 'admin-cli-test-'));
+
+describe('operator CLI: output', () => {
+  let dir = '';
+  let team: TeamView;
+  before(() => {
+    dir = tempDir();
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('`npm run -s admin -- --json team create` prints the team as JSON', async () => {
+    const result = await npmAdmin(dir, '--json', 'team', 'create', '--name', 'acme', '--credits', '500', '--rate-limit', '100');
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stderr, '');
+    team = JSON.parse(result.stdout) as TeamView;
+    assert.deepEqual(Object.keys(team), ['id', 'name', 'credits', 'rateLimit']);
+    assert.match(team.id, /^team_[A-Za-z0-9_-]+$/);
+    assert.deepEqual({ ...team, id: '' }, { id: '', name: 'acme', credits: 500, rateLimit: 100 });
+  });
+
+  test('defaults: 0 credits and a rate limit of 100; --json may follow the command', async () => {
+    const created = JSON.parse((await admin(dir, 'team', 'create', '--name', 'defaults', '--json')).stdout) as TeamView;
+    assert.equal(created.credits, 0);
+    assert.equal(created.rateLimit, 100);
+  });
+
+  test('without --json: human-readable tables with headers', async () => {
+    const created = await admin(dir, 'team', 'create', '--name', 'beta', '--credits', '7', '--rate-limit', '9');
+    assert.equal(created.code, 0, created.stderr);
+    assert.doesNotMatch(created.stdout, /^\s*[{[]/, 'not JSON');
+    const one = parseTable(created.stdout);
+    assert.deepEqual(one.headers, ['id', 'name', 'credits', 'rateLimit']);
+    assert.equal(one.rows.length, 1);
+    assert.deepEqual(one.rows[0]?.slice(1), ['beta', '7', '9']);
+    assert.match(one.rows[0]?.[0] ?? '', /^team_/);
+
+    const list = await admin(dir, 'team', 'list');
+    assert.equal(list.code, 0);
+    const all = parseTable(list.stdout);
+    assert.deepEqual(all.headers, ['id', 'name', 'credits', 'rateLimit']);
+    assert.deepEqual(all.rows.map((row) => row[1]).sort(), ['acme', 'beta', 'defaults']);
+    assert.ok(all.rows.some((row) => row[0] === team.id && row[2] === '500'));
+  });
+
+  test('team update --rate-limit changes the limit and prints the team', async () => {
+    const updated = await adminJson<TeamView>(dir, 'team', 'update', '--team', team.id, '--rate-limit', '300');
+    assert.deepEqual(updated, { ...team, rateLimit: 300 });
+    const listed = await adminJson<TeamView[]>(dir, 'team', 'list');
+    assert.equal(listed.find((candidate) => candidate.id === team.id)?.rateLimit, 300);
+  });
+
+  test('credits add prints the new balance; ledger and usage show it', async () => {
+    const added = await adminJson<{ team: string; added: number; balance: number }>(dir, 'credits', 'add', '--team', team.id, '--amount', '250');
+    assert.deepEqual(added, { team: team.id, added: 250, balance: 750 });
+    const [ledger, ledgerTable, usage, usageTable] = await Promise.all([
+      adminJson<LedgerRow[]>(dir, 'ledger', '--team', team.id),
+      admin(dir, 'ledger', '--team', team.id),
+      adminJson<Record<string, unknown>>(dir, 'usage', '--team', team.id),
+      admin(dir, 'usage', '--team', team.id),
+    ]);
+    assert.deepEqual(
+      ledger.map((row) => [row.reason, row.amount, row.requestId]),
+      [
+        ['topup', 250, null],
+        ['topup', 500, null],
+      ],
+      'newest first',
+    );
+    for (const row of ledger) assert.match(row.createdAt, ISO);
+    const table = parseTable(ledgerTable.stdout);
+    assert.deepEqual(table.headers, ['id', 'amount', 'reason', 'requestId', 'createdAt']);
+    assert.equal(table.rows.length, 2);
+    assert.deepEqual(usage, { teamId: team.id, charged: 0, refunded: 0, toppedUp: 750, balance: 750, pendingReservations: 0 });
+    const usageRows = parseTable(usageTable.stdout);
+    assert.ok(usageRows.headers.includes('balance'));
+    assert.ok(usageRows.rows[0]?.includes('750'));
+  });
+
+  test('key create shows the key once; key list shows prefix and last four only; key revoke', async () => {
+    const created = await adminJson<{ id: string; key: string; name: string }>(dir, 'key', 'create', '--team', team.id, '--name', 'production');
+    assert.deepEqual(Object.keys(created), ['id', 'key', 'name']);
+    assert.equal(created.name, 'production');
+    assert.match(created.id, /^key_/);
+    assert.match(created.key, /^psk_live_[A-Za-z0-9_-]{32,}$/, 'a recognisable prefix and at least 160 random bits');
+    const unnamed = await adminJson<{ id: string; key: string; name: string }>(dir, 'key', 'create', '--team', team.id);
+    assert.equal(unnamed.name, 'default');
+    assert.notEqual(unnamed.key, created.key);
+
+    const secretPart = (key: string) => key.slice('psk_live_'.length, -4);
+    const [listJson, tableText] = await Promise.all([admin(dir, '--json', 'key', 'list', '--team', team.id), admin(dir, 'key', 'list', '--team', team.id)]);
+    for (const output of [listJson.stdout, tableText.stdout]) {
+      for (const key of [created.key, unnamed.key]) {
+        assert.ok(!output.includes(key), 'the full key is never listed');
+        assert.ok(!output.includes(secretPart(key)), 'nor its secret part');
+      }
+    }
+    const keys = JSON.parse(listJson.stdout) as KeyView[];
+    assert.deepEqual(
+      keys.map((key) => [key.id, key.name]),
+      [
+        [created.id, 'production'],
+        [unnamed.id, 'default'],
+      ],
+    );
+    const production = keys[0] as KeyView;
+    assert.equal(production.key, `psk_live_…${created.key.slice(-4)}`);
+    assert.match(production.createdAt, ISO);
+    assert.equal(production.lastUsedAt, null);
+    assert.equal(production.revokedAt, null);
+    const table = parseTable(tableText.stdout);
+    for (const header of ['id', 'name', 'key', 'createdAt', 'lastUsedAt']) assert.ok(table.headers.includes(header), `column ${header}`);
+    assert.ok(table.rows.some((row) => row.includes(`psk_live_…${created.key.slice(-4)}`)));
+
+    const revoked = await adminJson<{ id: string; revoked: boolean }>(dir, 'key', 'revoke', '--id', created.id);
+    assert.deepEqual(revoked, { id: created.id, revoked: true });
+    const after = await adminJson<KeyView[]>(dir, 'key', 'list', '--team', team.id);
+    assert.match(after.find((key) => key.id === created.id)?.revokedAt ?? '', ISO);
+    assert.equal(after.find((key) => key.id === unnamed.id)?.revokedAt, null);
+    const again = await admin(dir, 'key', 'revoke', '--id', created.id);
+    assert.notEqual(again.code, 0);
+    assert.match(again.stderr, new RegExp(`No active key ${created.id}`));
+  });
+
+  test('bad input exits non-zero with a clear message on stderr, no stack trace, and changes nothing', async () => {
+    // The state the bad commands must leave alone, read directly from the database.
+    const snapshot = async () => {
+      const stores = openSqliteStores({ path: join(dir, 'service.db') });
+      try {
+        return {
+          teams: await stores.accounts.listTeams(),
+          keys: await stores.accounts.listKeys(team.id),
+          ledger: await stores.ledger.entries(team.id, 1000),
+        };
+      } finally {
+        await stores.close();
+      }
+    };
+    const before = await snapshot();
+    // `spawned` cases run as their own process; the others through runCli in this process
+    // (the same code, minus the process start-up that dominates a command's cost).
+    const cases: { args: string[]; message: RegExp; spawned?: true }[] = [
+      { args: ['credits', 'add', '--team', 'team_doesnotexist', '--amount', '5'], message: /No team team_doesnotexist/, spawned: true },
+      { args: ['credits', 'add', '--team', team.id, '--amount', '0'], message: /--amount must be a positive integer/, spawned: true },
+      { args: ['credits', 'add', '--team', team.id, '--amount', '-5'], message: /--amount must be a positive integer/, spawned: true },
+      { args: ['credits', 'add', '--team', team.id, '--amount', 'abc'], message: /--amount must be a positive integer/, spawned: true },
+      { args: ['team', 'create', '--name', 'x', '--rate-limit', '0'], message: /--rate-limit must be a positive integer/, spawned: true },
+      { args: ['credits', 'add', '--team', team.id], message: /required option '--amount <n>' not specified/, spawned: true },
+      { args: ['key', 'revoke', '--id', 'key_doesnotexist'], message: /No active key key_doesnotexist/, spawned: true },
+      { args: ['frobnicate'], message: /unknown command 'frobnicate'/, spawned: true },
+      { args: ['--json', 'credits', 'add', '--team', team.id, '--amount', '2.5'], message: /--amount must be a positive integer/ },
+      { args: ['team', 'create', '--name', 'x', '--credits', '-1'], message: /--credits must be a whole number/ },
+      { args: ['team', 'create', '--name', '   '], message: /--name must not be empty/ },
+      { args: ['team', 'create'], message: /required option '--name <name>' not specified/ },
+      { args: ['team', 'update', '--team', team.id, '--rate-limit', '0'], message: /--rate-limit must be a positive integer/ },
+      { args: ['team', 'update', '--team', 'team_doesnotexist', '--rate-limit', '5'], message: /No team team_doesnotexist/ },
+      { args: ['key', 'create', '--team', 'team_doesnotexist'], message: /No team team_doesnotexist/ },
+      { args: ['key', 'list', '--team', 'team_doesnotexist'], message: /No team team_doesnotexist/ },
+      { args: ['key', 'revoke'], message: /required option '--id <keyId>' not specified/ },
+      { args: ['ledger', '--team', 'team_doesnotexist'], message: /No team team_doesnotexist/ },
+      { args: ['usage', '--team', 'team_doesnotexist'], message: /No team team_doesnotexist/ },
+      { args: ['team', 'delete', '--team', team.id], message: /unknown command 'delete'/ },
+      { args: ['credits', 'add', '--team', team.id, '--amount', '5', '--bogus'], message: /unknown option '--bogus'/ },
+    ];
+    const results = new Map<(typeof cases)[number], Run>();
+    const spawned = cases.filter((entry) => entry.spawned);
+    for (let index = 0; index < spawned.length; index += 4) {
+      const batch = spawned.slice(index, index + 4);
+      const ran = await Promise.all(batch.map(({ args }) => admin(dir, ...args)));
+      for (const [at, entry] of batch.entries()) results.set(entry, ran[at] as Run);
+    }
+    // One at a time: each swaps DATA_DIR and stderr while it runs.
+    for (const entry of cases.filter((candidate) => !candidate.spawned)) results.set(entry, await adminInProcess(dir, ...entry.args));
+    assert.equal(results.size, cases.length);
+    for (const [{ args, message, spawned: own }, result] of results) {
+      const label = `admin ${args.join(' ')}${own ? '' : ' (in process)'}`;
+      assert.notEqual(result.code, 0, `${label} exits non-zero`);
+      assert.match(result.stderr, /^error: /, `${label}: ${result.stderr}`);
+      assert.match(result.stderr, message, label);
+      assert.doesNotMatch(result.stderr, STACK, `${label} prints no stack trace`);
+      assert.doesNotMatch(result.stderr, /node:internal|\.ts:\d+/, label);
+      assert.equal(result.stdout, '', `${label} prints nothing on stdout`);
+    }
+    assert.deepEqual(await snapshot(), before, 'no team, key or ledger row created or changed');
+  });
+
+  test('bad input through npm run also fails cleanly', async () => {
+    const result = await npmAdmin(dir, 'credits', 'add', '--team', team.id, '--amount', 'abc');
+    assert.notEqual(result.code, 0);
+    assert.match(result.stderr, /--amount must be a positive integer/);
+    assert.doesNotMatch(result.stderr, STACK);
+    assert.equal(result.stdout, '');
+  });
+});
+
+/** A port with nothing listening, so that no upstream request leaves the machine. */
+const closedPort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+
+describe('operator CLI against a running server (start() on the same DATA_DIR, real HTTP)', () => {
+  let dir = '';
+  let running: Running;
+  let base = '';
+  // An endpoint request that gets past authentication and the rate limit but cannot scrape:
+  // 501 while the endpoint has no extractor, else 502 (every origin is a closed port).
+  const endpoint = endpoints.find((candidate) => !candidate.extractor) ?? byId('linkpage-a.profile');
+  const admitted = endpoint.extractor ? 502 : 501;
+  const call = (key: string | null, header: 'x-api-key' | 'bearer' = 'x-api-key') =>
+    fetch(`${base}${endpoint.path}?${exampleQuery(endpoint)}`, {
+      headers: key === null ? {} : header === 'bearer' ? { authorization: `Bearer ${key}` } : { 'x-api-key': key },
+    });
+
+  before(async () => {
+    dir = tempDir();
+    const closed = `http://127.0.0.1:${await closedPort()}`;
+    const origins = Object.fromEntries(Object.values(PLATFORM_ORIGINS).map(({ variable }) => [variable, closed]));
+    running = await start(loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', REQUEST_BUDGET_MS: '1000', ...origins }));
+    base = running.address;
+  });
+  after(async () => {
+    await running.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a key created by the CLI authenticates; revoking it fails the very next request with 401', async () => {
+    const team = await adminJson<TeamView>(dir, 'team', 'create', '--name', 'served', '--credits', '3');
+    const [first, second] = await Promise.all([
+      adminJson<{ id: string; key: string }>(dir, 'key', 'create', '--team', team.id, '--name', 'first'),
+      adminJson<{ id: string; key: string }>(dir, 'key', 'create', '--team', team.id, '--name', 'second'),
+    ]);
+
+    assert.equal((await call(null)).status, 401, 'a key is required');
+    for (const header of ['x-api-key', 'bearer'] as const) {
+      const response = await call(first.key, header);
+      assert.equal(response.status, admitted, await response.text());
+      assert.equal(response.headers.get('x-ratelimit-limit'), '100', 'authenticated and counted');
+    }
+    await adminJson(dir, 'key', 'revoke', '--id', first.id);
+    const revoked = await call(first.key);
+    assert.equal(revoked.status, 401);
+    assert.equal(((await revoked.json()) as { error: { code: string } }).error.code, 'UNAUTHORIZED');
+    assert.equal((await call(first.key, 'bearer')).status, 401);
+    assert.equal((await call(second.key)).status, admitted, "the team's other key still works");
+    assert.equal((await adminJson<{ balance: number }>(dir, 'usage', '--team', team.id)).balance, 3, 'nothing was charged');
+  });
+
+  test('team update --rate-limit takes effect on the next request', async () => {
+    const team = await adminJson<TeamView>(dir, 'team', 'create', '--name', 'limited', '--credits', '10', '--rate-limit', '100');
+    const { key } = await adminJson<{ key: string }>(dir, 'key', 'create', '--team', team.id);
+    const first = await call(key);
+    assert.equal(first.status, admitted);
+    assert.equal(first.headers.get('x-ratelimit-limit'), '100');
+    await adminJson(dir, 'team', 'update', '--team', team.id, '--rate-limit', '1');
+    const second = await call(key);
+    assert.equal(second.status, 429);
+    assert.equal(second.headers.get('x-ratelimit-limit'), '1');
+    assert.match(second.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+    assert.equal(((await second.json()) as { error: { code: string } }).error.code, 'RATE_LIMITED');
+    await adminJson(dir, 'team', 'update', '--team', team.id, '--rate-limit', '5');
+    const third = await call(key);
+    assert.equal(third.status, admitted, 'raised again, admitted again');
+    assert.equal(third.headers.get('x-ratelimit-limit'), '5');
+  });
+
+  test('key list shows lastUsedAt once the server has flushed key use (at the latest when it stops)', async () => {
+    const team = await adminJson<TeamView>(dir, 'team', 'create', '--name', 'usage', '--credits', '10');
+    const [used, idle] = await Promise.all([
+      adminJson<{ id: string; key: string }>(dir, 'key', 'create', '--team', team.id, '--name', 'used'),
+      adminJson<{ id: string; key: string }>(dir, 'key', 'create', '--team', team.id, '--name', 'idle'),
+    ]);
+    const before = Date.now();
+    assert.equal((await call(used.key)).status, admitted);
+    await running.stop();
+    const keys = await adminJson<KeyView[]>(dir, 'key', 'list', '--team', team.id);
+    const usedAt = keys.find((key) => key.id === used.id)?.lastUsedAt ?? '';
+    assert.match(usedAt, ISO);
+    assert.ok(Date.parse(usedAt) >= before - 1 && Date.parse(usedAt) <= Date.now());
+    assert.equal(keys.find((key) => key.id === idle.id)?.lastUsedAt, null);
+  });
+});
+
+describe('operator CLI on the database of an app with test extractors (200s)', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ app: { keyUseFlushMs: 20 } });
+  });
+  after(() => h.close());
+
+  test('credits add is reflected in meta.creditsRemaining, the ledger and usage; key list shows lastUsedAt', async () => {
+    const endpoint = byId('linkpage-b.page');
+    const url = (tag: string) => `${endpoint.path}?${new URLSearchParams(variantQuery(endpoint, tag))}`;
+    const team = await adminJson<TeamView>(h.dir, 'team', 'create', '--name', 'paying', '--credits', '1');
+    const { id: keyId, key } = await adminJson<{ id: string; key: string }>(h.dir, 'key', 'create', '--team', team.id);
+    const as = { 'x-api-key': key };
+
+    const first = await h.get(url('one'), as);
+    assert.equal(first.statusCode, 200, first.body);
+    const firstMeta = (first.json() as { meta: { requestId: string; creditsRemaining: number } }).meta;
+    assert.equal(firstMeta.creditsRemaining, 0);
+    assert.equal((await h.get(url('two'), as)).statusCode, 402);
+
+    const added = await adminJson<{ balance: number }>(h.dir, 'credits', 'add', '--team', team.id, '--amount', '5');
+    assert.equal(added.balance, 5);
+    const third = await h.get(url('three'), as);
+    assert.equal(third.statusCode, 200, third.body);
+    const thirdMeta = (third.json() as { meta: { requestId: string; creditsRemaining: number } }).meta;
+    assert.equal(thirdMeta.creditsRemaining, 4);
+
+    const [ledger, usage] = await Promise.all([
+      adminJson<LedgerRow[]>(h.dir, 'ledger', '--team', team.id),
+      adminJson<Record<string, unknown>>(h.dir, 'usage', '--team', team.id),
+    ]);
+    assert.deepEqual(
+      ledger.map((row) => [row.reason, row.amount, row.requestId]),
+      [
+        ['charge', -1, thirdMeta.requestId],
+        ['topup', 5, null],
+        ['charge', -1, firstMeta.requestId],
+        ['topup', 1, null],
+      ],
+    );
+    assert.equal(
+      ledger.reduce((sum, row) => sum + row.amount, 0),
+      4,
+    );
+    assert.deepEqual(usage, { teamId: team.id, charged: 2, refunded: 0, toppedUp: 6, balance: 4, pendingReservations: 0 });
+
+    // The app writes key use every keyUseFlushMs; the CLI then lists it.
+    const usedAt = new Date(h.clock.now).toISOString();
+    assert.ok(await until(async () => (await h.stores.accounts.listKeys(team.id))[0]?.lastUsedAt === usedAt), 'key use flushed');
+    const keys = await adminJson<KeyView[]>(h.dir, 'key', 'list', '--team', team.id);
+    assert.deepEqual(
+      keys.map((listed) => [listed.id, listed.lastUsedAt]),
+      [[keyId, usedAt]],
+    );
+  });
+});

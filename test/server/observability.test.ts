@@ -1,0 +1,246 @@
+// Observability: the Prometheus metrics at /metrics (counted by real requests through the
+// harness, optionally behind a bearer token) and the structured request log (one JSON line
+// per request, never the key; unexpected faults logged with the request id, never leaked).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { EndpointDeclaration, ExtractResult } from '../../src/endpoints/types.ts';
+import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
+import { byId, defaultScript, exampleQuery, startHarness, type Harness } from '../api/harness.ts';
+import { expectError, REQUEST_ID, until, variantQuery } from '../api/support.ts';
+
+/** Prometheus text exposition → `name{label="value",…}` (labels sorted) → value. */
+function parseMetrics(text: string): Map<string, number> {
+  const series = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)$/.exec(line);
+    assert.ok(match, `not a sample line: ${line}`);
+    const labels = [...(match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((label) => `${label[1]}="${label[2]}"`).sort();
+    series.set(`${match[1]}{${labels.join(',')}}`, Number(match[3]));
+  }
+  return series;
+}
+
+const key = (name: string, labels: Record<string, string>) =>
+  `${name}{${Object.entries(labels)
+    .map(([label, value]) => `${label}="${value}"`)
+    .sort()
+    .join(',')}}`;
+
+describe('GET /metrics', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ credits: 100 });
+  });
+  after(() => h.close());
+
+  const scrape = async () => {
+    const response = await h.app.inject({ method: 'GET', url: '/metrics' });
+    assert.equal(response.statusCode, 200);
+    assert.match(String(response.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+    return { text: response.body, series: parseMetrics(response.body) };
+  };
+
+  test('is the Prometheus text format with the documented families', async () => {
+    const { text } = await scrape();
+    for (const [family, type] of [
+      ['api_requests_total', 'counter'],
+      ['api_request_duration_seconds', 'histogram'],
+      ['api_cache_lookups_total', 'counter'],
+      ['api_credits_charged_total', 'counter'],
+      ['api_credits_refunded_total', 'counter'],
+      ['api_upstream_outcomes_total', 'counter'],
+    ]) {
+      assert.match(text, new RegExp(`^# HELP ${family} \\S`, 'm'), family);
+      assert.match(text, new RegExp(`^# TYPE ${family} ${type}$`, 'm'), family);
+    }
+  });
+
+  test('every counter moves with the requests that it counts', async () => {
+    const profile = byId('snapmsg.profile');
+    const linkA = byId('linkpage-a.profile');
+    const linkB = byId('linkpage-b.page');
+    const shop = byId('shopfront.shop');
+    h.script = async (endpoint: EndpointDeclaration, request): Promise<ExtractResult> => {
+      if (endpoint.id === linkB.id) throw new UpstreamOutcome('blocked', endpoint.platform, 'scripted block');
+      return defaultScript(endpoint, request, new AbortController().signal);
+    };
+    const before = (await scrape()).series;
+    const target = variantQuery(profile, 'metrics');
+    const statuses = [
+      // live 200, then a cache hit of the same target
+      (await h.get(`${profile.path}?${new URLSearchParams(target)}`)).statusCode,
+      (await h.get(`${profile.path}?${new URLSearchParams({ ...target, cache_max_age: '1d' })}`)).statusCode,
+      // a cache miss that scrapes live
+      (await h.get(`${linkA.path}?${exampleQuery(linkA, { cache_max_age: '7d' })}`)).statusCode,
+      // a blocked upstream: 502, refunded
+      (await h.get(`${linkB.path}?${exampleQuery(linkB)}`)).statusCode,
+      // unauthenticated
+      (await h.get(`${shop.path}?${exampleQuery(shop)}`, {})).statusCode,
+    ];
+    assert.deepEqual(statuses, [200, 200, 200, 502, 401]);
+    const after = (await scrape()).series;
+    const delta = (name: string, labels: Record<string, string>) => (after.get(key(name, labels)) ?? 0) - (before.get(key(name, labels)) ?? 0);
+
+    assert.equal(delta('api_requests_total', { endpoint: profile.id, status: '200' }), 2);
+    assert.equal(delta('api_requests_total', { endpoint: linkA.id, status: '200' }), 1);
+    assert.equal(delta('api_requests_total', { endpoint: linkB.id, status: '502' }), 1);
+    assert.equal(delta('api_requests_total', { endpoint: shop.id, status: '401' }), 1);
+    assert.equal(delta('api_requests_total', { endpoint: shop.id, status: '200' }), 0);
+
+    assert.equal(delta('api_request_duration_seconds_count', { endpoint: profile.id }), 2);
+    assert.equal(delta('api_request_duration_seconds_bucket', { endpoint: profile.id, le: '+Inf' }), 2);
+    assert.ok(delta('api_request_duration_seconds_sum', { endpoint: profile.id }) > 0);
+    assert.equal(delta('api_request_duration_seconds_count', { endpoint: shop.id }), 1);
+
+    assert.equal(delta('api_cache_lookups_total', { endpoint: profile.id, result: 'hit' }), 1);
+    assert.equal(delta('api_cache_lookups_total', { endpoint: profile.id, result: 'miss' }), 0, 'a request without cache_max_age looks nothing up');
+    assert.equal(delta('api_cache_lookups_total', { endpoint: linkA.id, result: 'miss' }), 1);
+
+    assert.equal(delta('api_credits_charged_total', { endpoint: profile.id }), 1, 'the cache hit is not charged');
+    assert.equal(delta('api_credits_charged_total', { endpoint: linkA.id }), 1);
+    assert.equal(delta('api_credits_charged_total', { endpoint: linkB.id }), 0);
+    assert.equal(delta('api_credits_refunded_total', { reason: 'failed' }), 1);
+
+    assert.equal(delta('api_upstream_outcomes_total', { platform: 'snapmsg', outcome: 'ok' }), 1);
+    assert.equal(delta('api_upstream_outcomes_total', { platform: 'linkpage-a', outcome: 'ok' }), 1);
+    assert.equal(delta('api_upstream_outcomes_total', { platform: 'linkpage-b', outcome: 'blocked' }), 1);
+    assert.equal(delta('api_upstream_outcomes_total', { platform: 'shopfront', outcome: 'ok' }), 0);
+    h.script = defaultScript;
+  });
+});
+
+describe('GET /metrics with METRICS_TOKEN', () => {
+  const token = 'metrics-token-9f8e7d6c5b4a';
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ app: { metricsToken: token } });
+  });
+  after(() => h.close());
+
+  test('needs the bearer token: missing or wrong is 401 with the envelope, right is 200', async () => {
+    const metrics = (headers: Record<string, string>) => h.app.inject({ method: 'GET', url: '/metrics', headers });
+    expectError(await metrics({}), 401, 'UNAUTHORIZED', { authed: false });
+    expectError(await metrics({ authorization: 'Bearer metrics-token-wrong' }), 401, 'UNAUTHORIZED', { authed: false });
+    expectError(await metrics({ authorization: `Bearer ${token}x` }), 401, 'UNAUTHORIZED', { authed: false });
+    expectError(await metrics({ authorization: token }), 401, 'UNAUTHORIZED', { authed: false });
+    // An API key is not the metrics token, in either header.
+    expectError(await metrics({ authorization: `Bearer ${h.key}` }), 401, 'UNAUTHORIZED', { authed: false });
+    expectError(await metrics({ 'x-api-key': token }), 401, 'UNAUTHORIZED', { authed: false });
+    const ok = await metrics({ authorization: `Bearer ${token}` });
+    assert.equal(ok.statusCode, 200);
+    assert.match(ok.body, /^# TYPE api_requests_total counter$/m);
+  });
+});
+
+interface LogLine {
+  level: number;
+  msg: string;
+  requestId?: string;
+  team?: string | null;
+  endpoint?: string | null;
+  status?: number;
+  credits?: number;
+  cached?: boolean;
+  durationMs?: number;
+  err?: { message?: string; stack?: string };
+}
+
+describe('request logs', () => {
+  let h: Harness;
+  const raw: string[] = [];
+  const lines = () => raw.map((line) => JSON.parse(line) as LogLine);
+  before(async () => {
+    h = await startHarness({
+      credits: 100,
+      app: {
+        logger: {
+          level: 'info',
+          stream: {
+            write: (chunk: string) => {
+              for (const line of chunk.split('\n')) if (line.trim() !== '') raw.push(line);
+            },
+          },
+        },
+      },
+    });
+  });
+  after(() => h.close());
+
+  /** The request lines of one request id, once it has been written. */
+  const requestLines = async (requestId: string) => {
+    await until(() => lines().some((line) => line.requestId === requestId && line.msg === 'request'));
+    return lines().filter((line) => line.requestId === requestId && line.msg === 'request');
+  };
+
+  test('each request writes one JSON line with requestId, team, endpoint, status, credits, cached and durationMs, and never the key', async () => {
+    const profile = byId('linkpage-a.profile');
+    const url = `${profile.path}?${exampleQuery(profile, { cache_max_age: '1d' })}`;
+    const wrongKey = `psk_live_${'Z'.repeat(32)}`;
+    const cases: { headers: Record<string, string>; status: number; team: string | null; credits: number; cached: boolean }[] = [
+      { headers: { 'x-api-key': h.key }, status: 200, team: h.team.id, credits: 1, cached: false },
+      { headers: { authorization: `Bearer ${h.key}` }, status: 200, team: h.team.id, credits: 0, cached: true },
+      { headers: { 'x-api-key': h.key, authorization: `Bearer ${h.key}` }, status: 200, team: h.team.id, credits: 0, cached: true },
+      { headers: { authorization: `Bearer ${wrongKey}` }, status: 401, team: null, credits: 0, cached: false },
+      { headers: { 'x-api-key': wrongKey }, status: 401, team: null, credits: 0, cached: false },
+    ];
+    for (const expected of cases) {
+      const response = await h.get(url, expected.headers);
+      assert.equal(response.statusCode, expected.status, response.body);
+      const requestId = String(response.headers['x-request-id']);
+      assert.match(requestId, REQUEST_ID);
+      const found = await requestLines(requestId);
+      assert.equal(found.length, 1, `one line for ${requestId}`);
+      const line = found[0] as LogLine;
+      assert.equal(line.level, 30);
+      assert.equal(line.team, expected.team);
+      assert.equal(line.endpoint, profile.id);
+      assert.equal(line.status, expected.status);
+      assert.equal(line.credits, expected.credits);
+      assert.equal(line.cached, expected.cached);
+      assert.equal(typeof line.durationMs, 'number');
+      assert.ok((line.durationMs as number) >= 0);
+    }
+    // A validation error is one line too.
+    const invalid = await h.get(`${profile.path}?cache_max_age=2d`);
+    assert.equal(invalid.statusCode, 422);
+    const invalidLines = await requestLines(String(invalid.headers['x-request-id']));
+    assert.equal(invalidLines.length, 1);
+    assert.equal(invalidLines[0]?.status, 422);
+    assert.equal(invalidLines[0]?.team, h.team.id);
+
+    assert.ok(raw.length >= cases.length + 1);
+    for (const line of raw) {
+      assert.ok(!line.includes(h.key), `a log line carries the key: ${line}`);
+      assert.ok(!line.includes(h.key.slice(9)), `a log line carries the key's secret part: ${line}`);
+      assert.ok(!line.includes(wrongKey.slice(9)), `a log line carries a presented key: ${line}`);
+    }
+  });
+
+  test('an unexpected fault is logged at error level with the request id; the 500 leaks nothing', async () => {
+    const endpoint = byId('snapmsg.profile');
+    const secret = 'postgres://admin:hunter2@10.1.2.3/internal';
+    h.script = async () => {
+      throw new Error(`connection to ${secret} failed`);
+    };
+    const balance = await h.balance();
+    try {
+      const response = await h.get(`${endpoint.path}?${new URLSearchParams(variantQuery(endpoint, 'fault'))}`);
+      const error = expectError(response, 500, 'INTERNAL_ERROR', { authed: true });
+      for (const leak of ['hunter2', '10.1.2.3', 'postgres', 'connection to', 'Error', '.ts', ' at ']) {
+        assert.ok(!response.body.includes(leak), `the 500 body leaks ${leak}: ${response.body}`);
+      }
+      const requestId = error.requestId;
+      const found = await requestLines(requestId);
+      assert.equal(found.length, 1);
+      assert.equal(found[0]?.status, 500);
+      assert.equal(found[0]?.credits, 0);
+      const errors = lines().filter((line) => line.level >= 50 && line.requestId === requestId);
+      assert.equal(errors.length, 1, 'one error line for the request');
+      assert.match(errors[0]?.err?.message ?? '', /hunter2/, 'the log keeps the cause for the operators');
+      assert.equal(await h.balance(), balance, 'the failed scrape is not charged');
+    } finally {
+      h.script = defaultScript;
+    }
+  });
+});
