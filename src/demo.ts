@@ -4,7 +4,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, PLATFORM_ORIGINS } from './config.ts';
-import { openStores, start } from './main.ts';
+import { start } from './main.ts';
+import { openStores } from './store/open.ts';
 import { generateKey } from './server/keys.ts';
 import { platforms as sandboxPlatforms } from '../sandbox/platforms/index.ts';
 import { startSandbox } from '../sandbox/server.ts';

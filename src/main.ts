@@ -4,14 +4,10 @@ import { loadConfig, PLATFORM_ORIGINS, type Config, type Platform } from './conf
 import { UpstreamClient, type PlatformOrigin } from './upstream/client.ts';
 import { endpoints } from './endpoints/index.ts';
 import { buildApp } from './server/app.ts';
-import { openSqliteStores } from './store/sqlite.ts';
+import { openStores } from './store/open.ts';
 import type { Stores } from './store/types.ts';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 
-export function openStores(config: Config): Stores {
-  return openSqliteStores({ path: join(config.dataDir, 'service.db'), cacheMaxBytes: config.cacheMaxBytes });
-}
 
 /** The upstream client for the configured origins. */
 export function upstreamClient(config: Config): UpstreamClient {

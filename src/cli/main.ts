@@ -3,7 +3,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../config.ts';
-import { openStores } from '../main.ts';
+import { openStores } from '../store/open.ts';
 import { generateKey } from '../server/keys.ts';
 import type { Stores } from '../store/types.ts';
 
@@ -65,6 +65,7 @@ export function buildCli(stores: () => Stores, print: (text: string) => void): C
       const changes: { rateLimit?: number; name?: string } = {};
       if (options.rateLimit !== undefined) changes.rateLimit = options.rateLimit;
       if (options.name !== undefined) changes.name = options.name;
+      if (Object.keys(changes).length === 0) throw new CliError('Nothing to update: give --rate-limit and/or --name.');
       const updated = await stores().accounts.updateTeam(options.team, changes);
       if (!updated) throw new CliError(`No team ${options.team}.`);
       out(teamView(updated));

@@ -89,7 +89,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // One log line per request comes from the onResponse hook below.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     exposeHeadRoutes: false,
-    return503OnClosing: true,
+    // Requests that arrive while closing get our own 503 envelope (below).
+    return503OnClosing: false,
     trustProxy: options.trustProxy ?? false,
     bodyLimit: 64 * 1024,
     routerOptions: { maxParamLength: 2048 },
@@ -125,17 +126,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('state', null as unknown as RequestState);
   app.decorateRequest('caller', null);
 
-  app.addHook('onRequest', async (request, reply) => {
-    request.state = { team: null, endpoint: null, outcome: { creditsCharged: 0, cached: false } };
-    reply.header('x-request-id', request.id);
-  });
-
-  // While the app closes, a connection whose response has just finished is closed as well:
-  // Fastify only reaps connections idle when close() begins, so a keep-alive client of a
-  // request in flight would hold close() (and SIGTERM) until its idle timeout.
+  // While the app closes, new requests are refused with a 503 envelope, and a connection whose
+  // response has just finished is closed as well: Fastify only reaps connections idle when
+  // close() begins, so a keep-alive client of a request in flight would hold close() (and
+  // SIGTERM) until its idle timeout.
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    request.state = { team: null, endpoint: null, outcome: { creditsCharged: 0, cached: false } };
+    reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new ApiError('SERVICE_UNAVAILABLE', 'The service is restarting; retry shortly.', { headers: { 'retry-after': '5' } });
+    }
   });
 
   app.addHook('onResponse', async (request, reply) => {

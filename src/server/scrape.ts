@@ -216,6 +216,12 @@ export class ScrapeService {
       const upstream = this.#settings.upstream(endpoint.platform, signal, deadline);
       result = await extractor({ params: target, position }, { signal, deadline, log, upstream });
     } catch (error) {
+      if (!isUpstreamOutcome(error) && signal.aborted) {
+        // The budget ran out, or the service is shutting down, while the extractor waited on
+        // something other than the upstream client: the source did not answer in time.
+        this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: 'transient' });
+        throw outcomeError(new UpstreamOutcome('transient', endpoint.platform, 'the time budget ran out', { cause: error }), endpoint);
+      }
       const kind = isUpstreamOutcome(error) ? error.kind : 'error';
       this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: kind });
       if (isUpstreamOutcome(error)) {
