@@ -94,6 +94,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: options.trustProxy ?? false,
     bodyLimit: 64 * 1024,
     routerOptions: { maxParamLength: 2048 },
+    // Requests Node's HTTP parser refuses (headers or URL too large, malformed request line)
+    // still get the error envelope.
+    clientErrorHandler: (error, socket) => {
+      const code = (error as { code?: string }).code;
+      if (code === 'ECONNRESET' || !socket.writable) {
+        socket.destroy();
+        return;
+      }
+      const requestId = newRequestId();
+      const message = code === 'HPE_HEADER_OVERFLOW' ? 'The request URL or headers are too large.' : 'The request could not be read.';
+      const body = errorBody(new ApiError('BAD_REQUEST', message), requestId);
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    },
     frameworkErrors: (_error, request, reply) => {
       reply.header('x-request-id', request.id);
       sendError(reply, new ApiError('BAD_REQUEST', 'The request could not be read.'), request.id);
