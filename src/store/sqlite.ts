@@ -197,6 +197,9 @@ function prepareAll(db: DatabaseSync) {
   const p = (sql: string): StatementSync => db.prepare(sql);
   return {
     ping: p('SELECT 1 AS one'),
+    // Transaction control, prepared once: exec() would parse the text at every call.
+    beginImmediate: p('BEGIN IMMEDIATE'),
+    commitTx: p('COMMIT'),
     dataVersion: p('PRAGMA data_version'),
 
     insertTeam: p('INSERT INTO teams (id, name, credits, rate_limit, created_at) VALUES (?, ?, ?, ?, ?)'),
@@ -344,10 +347,14 @@ class Connection {
   /** Runs `fn` in a write transaction (BEGIN IMMEDIATE). `fn` must be synchronous. */
   tx<T>(fn: () => T): T {
     return this.run(() => {
-      this.db.exec('BEGIN IMMEDIATE');
+      // Migrations run before the statements are prepared.
+      const st = this.st as Statements | undefined;
+      if (st) st.beginImmediate.run();
+      else this.db.exec('BEGIN IMMEDIATE');
       try {
         const result = fn();
-        this.db.exec('COMMIT');
+        if (st) st.commitTx.run();
+        else this.db.exec('COMMIT');
         this.#writes += 1;
         return result;
       } catch (err) {
