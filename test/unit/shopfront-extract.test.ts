@@ -12,6 +12,8 @@ import { UpstreamOutcome, type OutcomeKind } from '../../src/upstream/outcomes.t
 import { shopfrontExtractors } from '../../src/platforms/shopfront/index.ts';
 import { parseShopfrontUrl } from '../../src/platforms/shopfront/urls.ts';
 import { formatPrice } from '../../src/platforms/shopfront/read.ts';
+import { scanPage } from '../../src/platforms/shopfront/page.ts';
+import { Parser } from 'htmlparser2';
 
 const FIXTURES = join(fileURLToPath(new URL('.', import.meta.url)), '../fixtures/upstream');
 const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
@@ -623,4 +625,65 @@ describe('shopfront price formatting (section 6.1)', () => {
   for (const [amount, code, formatted] of examples) {
     test(`${code} ${amount} → ${formatted}`, () => assert.equal(formatPrice(amount, code), formatted));
   }
+});
+
+describe('shopfront page scan', () => {
+  /** What htmlparser2 reads from a page: the reference the direct scan must agree with. */
+  function reference(html: string) {
+    const page = { title: '', captcha: false, blocks: [] as { key: string | null; text: string }[] };
+    let block: { key: string | null; text: string } | null = null;
+    let inTitle = false;
+    let titleSeen = false;
+    const keyOf = (attribute: string | undefined): string | null => {
+      try {
+        const value: unknown = attribute === undefined ? undefined : JSON.parse(attribute);
+        return typeof value === 'object' && value !== null && typeof (value as { key?: unknown }).key === 'string' ? (value as { key: string }).key : null;
+      } catch {
+        return null;
+      }
+    };
+    const parser = new Parser(
+      {
+        onopentag(name, attributes) {
+          if (name === 'script' && (attributes.type ?? '').trim().toLowerCase() === 'a-state') block = { key: keyOf(attributes['data-a-state']), text: '' };
+          else if (name === 'title' && !titleSeen) inTitle = true;
+          else if (name === 'form' && (attributes.action ?? '').trim().startsWith('/errors/validateCaptcha')) page.captcha = true;
+        },
+        ontext(text) {
+          if (block !== null) block.text += text;
+          else if (inTitle) page.title += text;
+        },
+        onclosetag(name) {
+          if (name === 'script' && block !== null) {
+            page.blocks.push(block);
+            block = null;
+          } else if (name === 'title' && inTitle) {
+            inTitle = false;
+            titleSeen = true;
+          }
+        },
+      },
+      { decodeEntities: true },
+    );
+    parser.end(html);
+    return page;
+  }
+
+  test('the direct scan agrees with htmlparser2 on the fixtures and their variants', () => {
+    const variants = [
+      SHOP_HTML, NOT_FOUND_HTML, INACTIVE_HTML, CAPTCHA_HTML,
+      // quoting, entities, case, extra attributes, whitespace in tags
+      SHOP_HTML.replace('<title>', '<TITLE lang=en>').replace('</title>', '</TITLE >').replace(/data-a-state="([^"]*)"/g, (_all, value: string) => `data-a-state="${value.replaceAll('&quot;', '&#x22;')}"`),
+      `<title>A &amp; B &copy; &notin &#x27;C&#39; &quot</title><script TYPE=" A-State " data-a-state='{"key":"a&amp;b"}' data-a-state='{"key":"second"}'>{"x":"&amp;"}</SCRIPT	>`,
+      `<script type=a-state data-a-state={&quot;key&quot;:&quot;k&quot;}>[1]</script/><script type="a-state" data-a-state="{&#34;key&#34;:&#34;q&#34;} &notanentity; &#128;">{}</script >`,
+      // what is not a block: comments, CDATA, other raw-text elements, attributes holding tags
+      `<!-- <script type="a-state" data-a-state='{"key":"c"}'>{}</script> --><!--><!---><![CDATA[<script type=a-state>]]>` +
+        `<div title='<script type=a-state>'><textarea><script type=a-state></script></textarea><style>a>b{}</style>` +
+        `<script type="a-state" data-a-state='{"key":"real"}'>{"a":"<\\/script>"}</script><xmp><title>no</title></xmp><title>later</title>`,
+      // captcha forms however written; a tag the page ends inside counts for nothing
+      `<form method=get ACTION = ' /errors/validateCaptcha?x=1'></form><script type="a-state">{}</script><form action="/errors/validateCaptcha"`,
+      `<FORM action="&#x2F;errors&#47;validateCaptcha"><title>shopfront</title><script type=a-state data-a-state='{"key":"open"}'>{"unterminated":`,
+    ];
+    for (const html of variants) assert.deepEqual(scanPage(html), reference(html), html.slice(0, 120));
+  });
 });

@@ -22,8 +22,9 @@ import {
 } from '../../src/platforms/socialnet/index.ts';
 import { decodeHtml, readBlocks, scanPage } from '../../src/platforms/socialnet/html.ts';
 import { pagePath } from '../../src/platforms/socialnet/pages.ts';
-import { stripPrefix } from '../../src/platforms/socialnet/graphql.ts';
-import { countFromLabel, unshim } from '../../src/platforms/socialnet/parse-common.ts';
+import { graphqlRequest, RELAY_PROVIDER_FLAGS, stripPrefix } from '../../src/platforms/socialnet/graphql.ts';
+import { countFromLabel, isoFromSeconds, unshim } from '../../src/platforms/socialnet/parse-common.ts';
+import { Node } from '../../src/platforms/socialnet/reader.ts';
 import { likesOf, usernameOf } from '../../src/platforms/socialnet/parse-profile.ts';
 
 // ---------------------------------------------------------------- fixtures
@@ -1193,6 +1194,15 @@ describe('variations', () => {
     await sameProfile(ABOUT_HTML, html);
   });
 
+  test('social-context URIs however URL parsing reads them: relative, a tab inside the word, other items first', async () => {
+    const variant = ABOUT_HTML.replace(
+      '{"text":{"text":"51K followers"},"uri":"https:\\/\\/www.socialnet.example\\/harborbistro\\/followers\\/"},{"text":{"text":"86 following"},"uri":"https:\\/\\/www.socialnet.example\\/harborbistro\\/following\\/"}',
+      '{"text":{"text":"12 reviews"},"uri":"https:\\/\\/www.socialnet.example\\/harborbistro\\/reviews\\/"},{"text":{"text":"51K followers"},"uri":"\\/harborbistro\\/follo\\twers\\/"},{"text":{"text":"86 following"},"uri":"\\/harborbistro\\/following"}',
+    );
+    assert.notEqual(variant, ABOUT_HTML);
+    await sameProfile(variant);
+  });
+
   test('comments and other markup do not confuse the scan', async () => {
     const variant = PROFILE_HTML.replace('<body', '<!-- <script data-sjs type="application/json">{"define":[["CometRelayDocIds",[],{"ids":{}},1]]}</script> -->\n<style>p > a { color: red } </style><body');
     await samePosts(variant);
@@ -1389,6 +1399,75 @@ describe('building blocks', () => {
     ]) {
       assert.equal(decodeHtml(raw ?? ''), decoded);
     }
+  });
+
+  test('the GraphQL form body is what URLSearchParams makes of the fields, in order (4.5)', () => {
+    const session: SocialnetSession = {
+      lsd: 'AVq-3_zZ',
+      docIds: {
+        ProfileCometTimelineFeedRefetchQuery: '9876543210 (x)~',
+        ProfileCometAppCollectionReelsRendererPaginationQuery: '1',
+        Depth1CommentsListPaginationQuery: '2',
+      },
+      obtainedAt: 0,
+    };
+    const name = 'ProfileCometTimelineFeedRefetchQuery';
+    const variables = { cursor: "a+b/c= d!'()*~-._%", text: 'é€😀\ud800"<>&', id: PROFILE_ID, count: 3, nothing: null };
+    const request = graphqlRequest(session, name, variables, 'https://www.socialnet.example');
+    const req = new URLSearchParams(request.body).get('__req') ?? '';
+    const reference = new URLSearchParams({
+      av: '0',
+      __user: '0',
+      __a: '1',
+      __req: req,
+      __comet_req: '15',
+      lsd: session.lsd,
+      sn_api_caller_class: 'RelayModern',
+      sn_api_req_friendly_name: name,
+      variables: JSON.stringify({ ...variables, ...RELAY_PROVIDER_FLAGS }),
+      server_timestamps: 'true',
+      doc_id: session.docIds[name],
+    });
+    assert.match(req, /^[0-9a-z]{1,2}$/);
+    assert.equal(request.body, reference.toString());
+  });
+
+  test('isoFromSeconds gives what Date#toISOString gives (5.1)', () => {
+    const samples = [0, 1, 59, 86_399, 86_400, 951_782_400, 951_868_800, 1_766_581_247, 4_102_444_800, 253_402_300_799, 253_402_300_800, 1.5, -1, -86_401, 8.64e12];
+    for (let seconds = 0; seconds < 253_402_300_800; seconds += 7_777_777) samples.push(seconds);
+    for (const seconds of samples) assert.equal(isoFromSeconds(seconds), new Date(seconds * 1000).toISOString(), String(seconds));
+  });
+
+  test('unshim reads l.php however URL parsing spells it, and leaves anything else alone (5.4)', () => {
+    assert.equal(unshim('https://www.socialnet.example/l.p\thp?u=https%3A%2F%2Fa.example%2F'), 'https://a.example/');
+    assert.equal(unshim('https://www.socialnet.example/x/../l.php?u=b'), 'b');
+    assert.equal(unshim('https://www.socialnet.example/L.php?u=b'), 'https://www.socialnet.example/L.php?u=b');
+    assert.equal(unshim('https://www.socialnet.example/l.php?h=1'), 'https://www.socialnet.example/l.php?h=1');
+    assert.equal(unshim('https://harborbistro.example/menu'), 'https://harborbistro.example/menu');
+    assert.equal(unshim('not a url l.php'), 'not a url l.php');
+    // the query read as URLSearchParams reads it
+    assert.equal(unshim('https://m.socialnet.example/l.php?x=1&&u=a%2Bb+c&u=second#frag'), 'a+b c');
+    assert.equal(unshim('http://socialnet.example/l.php?%75=x'), 'x');
+    assert.equal(unshim('https://www.socialnet.example/l.php?u=%C3%A9%zz'), 'é%zz');
+    assert.equal(unshim('https://www.socialnet.example/l.php?u=%FF'), '\ufffd');
+    assert.equal(unshim('https://www.socialnet.example/l.php?u'), '');
+    assert.equal(unshim('https://www.socialnet.example/l.php?u=a b'), 'a b');
+    assert.equal(unshim('https://www.socialnet.example/l.php?u=é'), 'é');
+  });
+
+  test('a missing member is named by its whole path, list indexes included', () => {
+    const document = new Node({ data: { edges: [{ node: {} }, { node: { id: 7 } }] } }, 'timeline line 1');
+    const [, second] = document.node('data').list('edges');
+    assert.throws(() => second?.node('node').str('id'), (error: unknown) => {
+      assert.ok(error instanceof UpstreamOutcome);
+      assert.equal(error.kind, 'unrecognised');
+      assert.match(error.message, /missing a string at timeline line 1\.data\.edges\[1\]\.node\.id/);
+      return true;
+    });
+    assert.throws(() => document.list('data.edges.0.node.more'), /missing an array at timeline line 1\.data\.edges\.0\.node\.more$/);
+    assert.deepEqual(document.listOrEmpty('data.edges.0.node.more'), []);
+    assert.equal(document.intOrNull('data.edges.1.node.id'), 7);
+    assert.equal(document.strOrNull('data.edges.0.node.toString'), null);
   });
 
   test('stripPrefix removes leading whitespace and one for (;;);', () => {

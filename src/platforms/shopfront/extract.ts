@@ -18,11 +18,19 @@ const BLOCK_PATHS = ['/ap/signin', '/errors/validateCaptcha'];
 
 const outcome = (kind: UpstreamOutcome['kind'], message: string) => new UpstreamOutcome(kind, PLATFORM, message);
 
+/** Handles of the canonical URLs seen lately: the same storefronts are asked for again and again. */
+const HANDLES = new Map<string, string>();
+const MAX_HANDLES = 1_000;
+
 /** The handle of the canonical URL that `normalise` produced. */
 function handleOf(request: ExtractRequest): string {
   const url = request.params.url ?? '';
+  const known = HANDLES.get(url);
+  if (known !== undefined) return known;
   const parsed = parseShopfrontUrl(url);
   if (!parsed.ok) throw new Error(`shopfront extractor: not a canonical storefront URL: ${url}`);
+  if (HANDLES.size >= MAX_HANDLES) HANDLES.delete(HANDLES.keys().next().value ?? '');
+  HANDLES.set(url, parsed.handle);
   return parsed.handle;
 }
 

@@ -23,10 +23,29 @@ export const isObject = (value: unknown): value is Record<string, unknown> =>
 
 export const root = (value: unknown, path: string): Node => ({ value, path });
 
+/** `name` as an interned string (the one a property name literal gives), which reads fastest. */
+const interned = (name: string): string => Object.keys({ [name]: 0 })[0] ?? name;
+
+/**
+ * The names of a dotted path, split once: the mapping reads the same few literal paths for every
+ * post, and splitting them each time cost more than the reads themselves.
+ */
+const NAMES = new Map<string, readonly string[]>();
+const MAX_CACHED_PATHS = 1_000;
+
+function namesOf(path: string): readonly string[] {
+  let names = NAMES.get(path);
+  if (names === undefined) {
+    names = path.split('.').map(interned);
+    if (NAMES.size < MAX_CACHED_PATHS) NAMES.set(path, names);
+  }
+  return names;
+}
+
 /** The member at a dotted `path` under `node`; `undefined` when any step is absent. */
 export function member(node: Node, path: string): Node {
   let value: unknown = node.value;
-  for (const name of path.split('.')) value = isObject(value) ? value[name] : undefined;
+  for (const name of namesOf(path)) value = isObject(value) ? value[name] : undefined;
   return { value, path: `${node.path}.${path}` };
 }
 

@@ -18,11 +18,20 @@ export function pagePath(reference: ProfileReference, kind: PageKind): string {
   return kind === 'profile' ? base : kind === 'reels' ? `${base}&sk=reels_tab` : `${base}&sk=about_contact_and_basic_info`;
 }
 
+/** References of the canonical URLs seen lately: the same profiles are asked for again and again. */
+const REFERENCES = new Map<string, ProfileReference>();
+const MAX_REFERENCES = 1_000;
+
 /** The profile reference of a canonical `url` parameter (as the endpoint's `normalise` made it). */
 export function referenceOf(url: string | undefined): ProfileReference {
+  const known = REFERENCES.get(url ?? '');
+  if (known !== undefined) return known;
   const checked = parseSocialnetUrl(url ?? '');
   if (!checked.ok) throw new Error(`socialnet extractor given a url that normalise refuses: ${url}`);
-  return checked.reference;
+  const reference = Object.freeze(checked.reference);
+  if (REFERENCES.size >= MAX_REFERENCES) REFERENCES.delete(REFERENCES.keys().next().value ?? '');
+  REFERENCES.set(url ?? '', reference);
+  return reference;
 }
 
 const blocked = (message: string): UpstreamOutcome => new UpstreamOutcome('blocked', PLATFORM, message);

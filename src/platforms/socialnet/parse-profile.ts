@@ -134,6 +134,9 @@ function socialContext(U: Node, kind: 'followers' | 'following'): CountLabel | n
   for (const item of U.listOrEmpty('profile_social_context.content')) {
     const uri = item.strOrNull('uri');
     if (uri === null) continue;
+    // A path ending so holds the word as written, unless a tab or newline (which URL parsing
+    // drops) splits it: without either, a URI without the word need not be parsed.
+    if (!uri.includes(kind) && !/[\t\n\r]/.test(uri)) continue;
     let path: string;
     try {
       path = new URL(uri, 'https://www.socialnet.example').pathname;
