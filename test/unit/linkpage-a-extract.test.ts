@@ -477,6 +477,46 @@ test('variation: featured links, gallery and sections in any order are sorted; s
   assert.deepEqual(sorted.map((f) => [f.id, f.order]), [[55010, 4], [55011, 4], [55012, 4]]);
 });
 
+test('sorting: full ties keep upstream order; negative and very large orders and ids sort like numbers', async () => {
+  const { tree, profile } = exampleTree();
+  const template = (profile.featured_links as DvNode[])[0] as DvNode;
+  // [order, id, title]: two full ties (kept in upstream order), negative orders, ids beyond 2^40.
+  const rows: Array<[number, number, string]> = [
+    [3, 7, 'd'], [-2, 9, 'a'], [3, 7, 'e'], [3, 2 ** 40, 'f'], [0, -5, 'b'], [3, 7, 'g'], [-2, 10, 'c'], [Number.MAX_SAFE_INTEGER, 1, 'h'],
+  ];
+  profile.featured_links = rows.map(([order, id, title]) => ({ ...membersOf(template), sort_order: order, id, title }));
+  const links = (await profileOf(pageOf(tree))).featuredLinks as Array<{ title: string }>;
+  assert.equal(links.map((f) => f.title).join(''), 'acbdegfh'); // by order, then id; d, e and g in upstream order
+  // Many small keys (sorted through one number per item) and full ties among them.
+  const many = exampleTree();
+  const item = (many.profile.gallery as DvNode[])[0] as DvNode;
+  many.profile.gallery = Array.from({ length: 300 }, (_, i) => ({ ...membersOf(item), id: 7000 + (i % 7), sort_order: (i * 37) % 11, image_url: `https://cdn.linkpage-a.example/g/${i}.jpg` }));
+  const gallery = (await profileOf(pageOf(many.tree))).gallery as Array<{ id: number; order: number; url: string }>;
+  const expected = Array.from({ length: 300 }, (_, i) => ({ i, id: 7000 + (i % 7), order: (i * 37) % 11 })).sort((a, b) => a.order - b.order || a.id - b.id);
+  assert.deepEqual(gallery.map((g) => g.url), expected.map(({ i }) => `https://cdn.linkpage-a.example/g/${i}.jpg`));
+});
+
+test('dates: the serializer\'s own form and any other form Date reads, as ISO 8601 UTC with milliseconds', async () => {
+  const forms = [
+    '2024-01-02T03:04:05.678Z',
+    '0999-12-31T23:59:59.999Z',
+    '2024-02-29T00:00:00.000Z',
+    '2023-02-30T10:00:00.000Z', // Date rolls the day over
+    '2024-01-02T24:00:00.000Z',
+    '2024-01-02T03:04:05Z',
+    '2024-01-02T03:04:05.678+02:00',
+  ];
+  for (const form of forms) {
+    const { tree, profile } = exampleTree();
+    profile.created_at = dv.date(form);
+    membersOf((profile.gallery as DvNode[])[0]).created_at = form; // a plain ISO 8601 string
+    const p = await profileOf(pageOf(tree));
+    assert.equal(p.createdAt, new Date(form).toISOString(), form);
+    const first = (p.gallery as Array<{ id: number; createdAt: string }>).find((g) => g.createdAt === new Date(form).toISOString());
+    assert.ok(first, `gallery: ${form}`);
+  }
+});
+
 test('variation: any number of links, gallery items and sections (0 included), an empty contact Map', async () => {
   const { tree, profile } = exampleTree();
   profile.social_links = [];

@@ -393,6 +393,34 @@ test('variation: attribute order, quoting, case and extra attributes on the scri
   assert.deepEqual(await extractData(inHead), PAGE_EXPECTED);
 });
 
+test('variation: markup around the script is read as an HTML tokenizer reads it', async () => {
+  const json = findNextDataText(PAGE_HTML) ?? '';
+  const decoy = '<script id="__NEXT_DATA__" type="application/json">{"props":{}}</script>';
+  const before = [
+    `<div title='${decoy}' data-x="a>b">text</div>`, // inside attribute values, a `>` included
+    `<textarea>${decoy}</textarea><title>${decoy}</TITLE >`, // raw text elements hold no tags
+    `<style>p::before{content:"${decoy}"}</style><script>var s = '<script id="__NEXT_DATA__">{}';</script >`,
+    `<![CDATA[ ${decoy} ]]><!--> <p>after an empty comment</p><!-- ${decoy} --!><?php ${decoy.slice(0, 20)} ?>`,
+    `<p>1 < 2 and </p>< script id="__NEXT_DATA__">{"props":{}}`, // a `<` that starts no tag is text
+  ];
+  const scripts = [
+    `<script id="&#95;_NEXT_DATA__" type="application/json">${json}</script>`, // entities in attribute values are decoded
+    `<script/id="__NEXT_DATA__"/type=application/json>${json}</script\t>`,
+    `<script id="__NEXT_DATA__" title='a > b'>${json}</SCRIPT/>`,
+  ];
+  for (const markup of before) {
+    for (const script of scripts) {
+      const html = PAGE_HTML.replace(SCRIPT, '').replace('<div id="__next">', `${markup}<div id="__next">`).replace('</body>', `${script}</body>`);
+      assert.equal(findNextDataText(html), json, `${markup.slice(0, 40)} / ${script.slice(0, 40)}`);
+      assert.deepEqual(await extractData(html), PAGE_EXPECTED);
+    }
+  }
+  // The first __NEXT_DATA__ script counts; a script the page does not close runs to its end.
+  assert.equal(findNextDataText(`<script id="__NEXT_DATA__">{"a":1}</script><script id="__NEXT_DATA__">{"a":2}</script>`), '{"a":1}');
+  assert.equal(findNextDataText(`<p><script id="__NEXT_DATA__">{"a":1}`), '{"a":1}');
+  assert.equal(findNextDataText(`<p><script id="__NEXT_DATA__" type="application/json"`), null);
+});
+
 test('variation: A.links in any order, A.theme and A.socialLinks absent', async () => {
   const html = edited(PAGE_HTML, (d) => {
     const records = account(d).links as Json[];

@@ -493,6 +493,31 @@ describe('snapmsg.profile: variations of section 7', () => {
     }
   });
 
+  test('JSON-LD and __NEXT_DATA__ are found as an HTML tokenizer finds them', async () => {
+    const links = ['https://lunavoss.example/studio'];
+    const page = { '@context': 'https://schema.org', '@type': 'ProfilePage', mainEntity: { '@type': 'Person', sameAs: links } };
+    const wrong = { ...page, mainEntity: { sameAs: ['https://wrong.example/'] } };
+    const hidden = [
+      `<!-- ${ldScript(wrong)} -->`,
+      `<div data-ld='${ldScript(wrong)}'></div>`,
+      `<textarea>${ldScript(wrong)}</textarea>`,
+      `<script>document.write('${ldScript(wrong).replace(/<\//g, '<\\/')}')</script>`,
+      `<![CDATA[${ldScript(wrong)}]]>`,
+    ].join('');
+    const found = [
+      ldScript(page, 'type="application&#47;ld+json"'), // entities in attribute values are decoded
+      ldScript(page, 'TYPE=" Application/LD+JSON "'),
+      `<noscript>${ldScript(page)}</noscript>`, // not a raw-text element
+    ];
+    for (const block of found) {
+      const result = await profileOf(withJsonLd(PROFILE_HTML, [hidden, block]));
+      assert.deepEqual(result, expectedProfile((p) => (p.sameAsLinks = links)), block.slice(0, 50));
+    }
+    // A __NEXT_DATA__ decoy in a comment, an attribute or a raw-text element before the real one.
+    const decoys = '<!-- <script id="__NEXT_DATA__">{}</script> --><p title=\'<script id="__NEXT_DATA__">{}</script>\'></p><title><script id="__NEXT_DATA__">{}</script></title>';
+    assert.deepEqual(await profileOf(PROFILE_HTML.replace('<body>', `<body>${decoys}`)), expectedProfile());
+  });
+
   test('category ids without the versioned prefix are copied whole', async () => {
     const html = withNextData(PROFILE_HTML, (data) => {
       publicInfo(data).categoryStringId = 'music';

@@ -1,9 +1,10 @@
 // One pass over a linkpage-a page (upstream/linkpage-a.md sections 3, 5, 6 and 9): the raw text
 // of the `__NUXT_DATA__` payload, the JSON-LD blocks, the `<head>` tags that feed `metadata`,
-// and the challenge marker. htmlparser2 does the tokenising, so attribute order, quoting,
+// and the challenge marker. A walk over the start tags (tags.ts, which follows htmlparser2's
+// tokenizer and leaves entity decoding to it) reads them, so attribute order, quoting,
 // attribute-name case, entities and whitespace between tags do not matter; script contents are
 // raw text up to the next `</script>` and are never entity-decoded.
-import { Parser } from 'htmlparser2';
+import { attributes, decodedText, forEachStartTag, rawText } from '../shared/tags.ts';
 
 export interface PageHead {
   title: string;
@@ -39,51 +40,22 @@ export function scanPage(html: string): ScannedPage {
   let challenge = false;
   const found: Partial<PageHead> = {};
 
-  /** The script whose text is being collected, and what it is. */
-  let script: { kind: 'payload' | 'ld' | 'other'; text: string } | null = null;
-  let title: string | null = null;
-
-  const parser = new Parser(
-    {
-      onopentag(name, attributes) {
-        if (attributes.id === 'challenge-root') challenge = true;
-        if (name === 'script') {
-          const kind =
-            attributes.id === '__NUXT_DATA__' && payload === null
-              ? 'payload'
-              : lower(attributes.type) === 'application/ld+json'
-                ? 'ld'
-                : 'other';
-          script = { kind, text: '' };
-        } else if (name === 'title' && found.title === undefined) {
-          title = '';
-        } else if (name === 'meta') {
-          for (const [field, attribute, value] of META) {
-            if (found[field] === undefined && lower(attributes[attribute]) === value) found[field] = attributes.content ?? '';
-          }
-        } else if (name === 'link' && found.canonical === undefined) {
-          if (lower(attributes.rel).split(/\s+/).includes('canonical')) found.canonical = attributes.href ?? '';
-        }
-      },
-      ontext(text) {
-        if (script !== null) script.text += text;
-        else if (title !== null) title += text;
-      },
-      onclosetag(name) {
-        if (name === 'script' && script !== null) {
-          if (script.kind === 'payload') payload = script.text;
-          else if (script.kind === 'ld') jsonLd.push(script.text);
-          script = null;
-        } else if (name === 'title' && title !== null) {
-          found.title = title.trim();
-          title = null;
-        }
-      },
-    },
-    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
-  );
-  parser.write(html);
-  parser.end();
+  forEachStartTag(html, (tag) => {
+    const attrs = attributes(html, tag);
+    if (attrs.get('id') === 'challenge-root') challenge = true;
+    if (tag.name === 'script') {
+      if (attrs.get('id') === '__NUXT_DATA__' && payload === null) payload = rawText(html, tag);
+      else if (lower(attrs.get('type')) === 'application/ld+json') jsonLd.push(rawText(html, tag));
+    } else if (tag.name === 'title') {
+      if (found.title === undefined) found.title = decodedText(html, tag).trim();
+    } else if (tag.name === 'meta') {
+      for (const [field, attribute, value] of META) {
+        if (found[field] === undefined && lower(attrs.get(attribute)) === value) found[field] = attrs.get('content') ?? '';
+      }
+    } else if (tag.name === 'link' && found.canonical === undefined) {
+      if (lower(attrs.get('rel')).split(/\s+/).includes('canonical')) found.canonical = attrs.get('href') ?? '';
+    }
+  });
 
   return {
     payload,

@@ -1,34 +1,21 @@
 // Finds the page's embedded payload (upstream/linkpage-b.md 4.1): the `<script>` whose `id` is
 // `__NEXT_DATA__`, in any attribute order, quoting and letter case, with extra attributes, among
 // any other blocks; its raw text is JSON (Next.js escapes are plain JSON escapes, and no HTML
-// entity decoding applies inside a script). Comments and other scripts are skipped.
-import { Parser } from 'htmlparser2';
+// entity decoding applies inside a script). Comments and other scripts are skipped: a walk over
+// the start tags (tags.ts, which follows htmlparser2's tokenizer) finds it without tokenizing
+// the rest of the page.
+import { attributes, forEachStartTag, rawText } from '../shared/tags.ts';
 
 export const NEXT_DATA_ID = '__NEXT_DATA__';
 
 /** The raw text of the first `__NEXT_DATA__` script, or null when the page has none. */
 export function findNextDataText(html: string): string | null {
   let found: string | null = null;
-  let chunks: string[] | null = null;
-  const parser = new Parser(
-    {
-      onopentag(name, attributes) {
-        if (found === null && chunks === null && name === 'script' && attributes.id === NEXT_DATA_ID) chunks = [];
-      },
-      ontext(text) {
-        chunks?.push(text);
-      },
-      onclosetag(name) {
-        if (name === 'script' && chunks !== null) {
-          found = chunks.join('');
-          chunks = null;
-        }
-      },
-    },
-    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
-  );
-  parser.write(html);
-  parser.end();
+  forEachStartTag(html, (tag) => {
+    if (tag.name !== 'script' || attributes(html, tag).get('id') !== NEXT_DATA_ID) return false;
+    found = rawText(html, tag);
+    return true;
+  });
   return found;
 }
 

@@ -33,6 +33,32 @@ function describe(value: unknown): string {
 const wrong = (field: Field, expected: string): UpstreamOutcome =>
   unrecognised(`${field.path} is ${describe(field.value)}, expected ${expected}`);
 
+/** A field read below another one; its path is only spelt out when asked (for an error message). */
+class Below implements Field {
+  readonly value: unknown;
+  readonly #base: Field;
+  /** A dotted path below the base, or an element index. */
+  readonly #step: string | number;
+
+  constructor(value: unknown, base: Field, step: string | number) {
+    this.value = value;
+    this.#base = base;
+    this.#step = step;
+  }
+
+  get path(): string {
+    return typeof this.#step === 'number' ? `${this.#base.path}[${this.#step}]` : `${this.#base.path}.${this.#step}`;
+  }
+}
+
+/** The keys of a dotted path; the mapping uses a fixed set of paths, so they are split once. */
+const KEYS = new Map<string, readonly string[]>();
+function keysOf(path: string): readonly string[] {
+  let keys = KEYS.get(path);
+  if (keys === undefined) KEYS.set(path, (keys = path.split('.')));
+  return keys;
+}
+
 /**
  * A reader rooted at `field`: walking through a missing or non-object step gives `undefined`.
  * The empty path reads the root itself.
@@ -41,8 +67,8 @@ export function within(field: Field): Reader {
   return (path) => {
     if (path === '') return field;
     let value: unknown = field.value;
-    for (const key of path.split('.')) value = isRecord(value) ? value[key] : undefined;
-    return { value, path: `${field.path}.${path}` };
+    for (const key of keysOf(path)) value = isRecord(value) ? value[key] : undefined;
+    return new Below(value, field, path);
   };
 }
 
@@ -117,7 +143,7 @@ export function idString(field: Field): string {
 /** A required array: one reader per element, paths `…[i]`. */
 export function array(field: Field): Reader[] {
   if (!Array.isArray(field.value)) throw wrong(field, 'an array');
-  return field.value.map((value, index) => within({ value, path: `${field.path}[${index}]` }));
+  return field.value.map((value, index) => within(new Below(value, field, index)));
 }
 
 /** An array that may be absent or null, meaning `[]`. */

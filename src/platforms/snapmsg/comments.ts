@@ -22,11 +22,12 @@ import {
 /** Comment (5.3): `C` = one entry of `comments`. */
 export function comment(C: Src) {
   const timestamp = required(C.get('createTimestampMs'), ms);
+  const author = C.get('author');
   return {
     id: need(C.get('commentId')),
     text: str(C.get('text')),
-    authorDisplayName: str(firstOf(val(C.get('author').get('displayName')), C.get('author').get('username'))),
-    authorAvatarUrl: str(val(C.get('author').get('avatarUrl'))),
+    authorDisplayName: str(firstOf(val(author.get('displayName')), author.get('username'))),
+    authorAvatarUrl: str(val(author.get('avatarUrl'))),
     likeCount: int(C.get('likeCount')),
     replyCount: int(C.get('replyCount')),
     timestamp,

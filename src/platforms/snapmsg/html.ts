@@ -1,10 +1,11 @@
 // The two script blocks of a snapmsg page that feed the API (upstream/snapmsg.md 4.1, 4.6):
-// `<script id="__NEXT_DATA__">` and the JSON-LD blocks. An HTML tokenizer (htmlparser2)
-// finds them, so attribute order, quoting, extra attributes, letter case, comments and other
-// markup do not matter; a script's text is taken raw up to its `</script>`, with no entity
-// decoding, and parsed as JSON (which undoes the Next.js `\u003c` escapes).
-import { Parser } from 'htmlparser2';
+// `<script id="__NEXT_DATA__">` and the JSON-LD blocks. A walk over the page's start tags
+// (tags.ts, which follows htmlparser2's tokenizer) finds them, so attribute order, quoting,
+// extra attributes, letter case, comments and other markup do not matter; a script's text is
+// taken raw up to its `</script>`, with no entity decoding, and parsed as JSON (which undoes the
+// Next.js `\u003c` escapes).
 import { isObject, Src, unrecognised } from './proto.ts';
+import { attributes, forEachStartTag, rawText } from '../shared/tags.ts';
 
 export interface PageScripts {
   /** Raw text of the first `__NEXT_DATA__` script, or null when the page has none. */
@@ -15,31 +16,12 @@ export interface PageScripts {
 
 export function findScripts(html: string): PageScripts {
   const found: PageScripts = { nextData: null, jsonLd: [] };
-  let current: 'next' | 'ld' | null = null;
-  let text = '';
-  const parser = new Parser(
-    {
-      onopentag(name, attributes) {
-        if (name !== 'script') return;
-        text = '';
-        if (attributes.id === '__NEXT_DATA__' && found.nextData === null) current = 'next';
-        else if ((attributes.type ?? '').trim().toLowerCase().startsWith('application/ld+json')) current = 'ld';
-        else current = null;
-      },
-      ontext(chunk) {
-        if (current !== null) text += chunk;
-      },
-      onclosetag(name) {
-        if (name !== 'script' || current === null) return;
-        if (current === 'next') found.nextData = text;
-        else found.jsonLd.push(text);
-        current = null;
-      },
-    },
-    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
-  );
-  parser.write(html);
-  parser.end();
+  forEachStartTag(html, (tag) => {
+    if (tag.name !== 'script') return;
+    const attrs = attributes(html, tag);
+    if (attrs.get('id') === '__NEXT_DATA__' && found.nextData === null) found.nextData = rawText(html, tag);
+    else if ((attrs.get('type') ?? '').trim().toLowerCase().startsWith('application/ld+json')) found.jsonLd.push(rawText(html, tag));
+  });
   return found;
 }
 

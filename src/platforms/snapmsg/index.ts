@@ -9,7 +9,7 @@ import { readPage } from './html.ts';
 import { mapProfile } from './profile.ts';
 import { unrecognised } from './proto.ts';
 import { commentsRequest, profilePageRequest, spotlightPageRequest } from './requests.ts';
-import { parseSpotlightUrl } from './urls.ts';
+import { parseSpotlightUrl, SNAPMSG_HOSTS } from './urls.ts';
 
 const PLATFORM = 'snapmsg';
 
@@ -73,6 +73,23 @@ async function commentsBatch(contextId: string, cursor: string, context: Extract
   return { data: { comments, count: comments.length }, next };
 }
 
+/** The canonical form `normalise` gives the `url` parameter, up to the id (section 2.2). */
+const CANONICAL_SPOTLIGHT = `https://${SNAPMSG_HOSTS.canonical}/spotlight/`;
+/** A Spotlight id, as `urls.ts` checks it. */
+const SPOTLIGHT_ID = /^[A-Za-z0-9_-]{16,128}$/;
+
+/**
+ * The Spotlight id of the `url` parameter. `normalise` has made it canonical, so the id is what
+ * follows `https://www.snapmsg.example/spotlight/`; any other form is parsed in full.
+ */
+function spotlightIdOf(url: string): string {
+  const id = url.startsWith(CANONICAL_SPOTLIGHT) ? url.slice(CANONICAL_SPOTLIGHT.length) : '';
+  if (SPOTLIGHT_ID.test(id)) return id;
+  const parsed = parseSpotlightUrl(url);
+  if (!parsed.ok) throw new Error(`snapmsg.spotlight.comments: bad url parameter: ${parsed.message}`);
+  return parsed.spotlightId;
+}
+
 const spotlightCommentsExtractor: Extractor = async ({ params, position }, context) => {
   if (position !== null) {
     const { contextId, cursor } = position;
@@ -81,15 +98,14 @@ const spotlightCommentsExtractor: Extractor = async ({ params, position }, conte
     }
     return commentsBatch(contextId, cursor, context);
   }
-  const parsed = parseSpotlightUrl(params.url ?? '');
-  if (!parsed.ok) throw new Error(`snapmsg.spotlight.comments: bad url parameter: ${parsed.message}`);
+  const spotlightId = spotlightIdOf(params.url ?? '');
   const what = 'Spotlight page';
-  const response = await send(spotlightPageRequest(parsed.spotlightId), context, what);
+  const response = await send(spotlightPageRequest(spotlightId), context, what);
   checkPageStatus(response, what);
   const page = readPage(response.body, what);
   if (page.kind === 'error_page') throw outcome('not_found', `the ${what} is a Next.js error page (Spotlight not found)`);
-  const info = spotlightComments(page.nextData, parsed.spotlightId);
-  if (info.kind === 'missing') throw outcome('not_found', `the ${what} does not hold Spotlight ${parsed.spotlightId}`);
+  const info = spotlightComments(page.nextData, spotlightId);
+  if (info.kind === 'missing') throw outcome('not_found', `the ${what} does not hold Spotlight ${spotlightId}`);
   if (info.kind === 'disabled') return { data: { comments: [], count: 0 }, next: null }; // 5.4: no comments request
   return commentsBatch(info.contextId, '', context);
 };

@@ -27,17 +27,21 @@ const SUBCATEGORY_PREFIX = /^public-profile-subcategory-v[0-9]+-/;
 // ------------------------------------------------------------------ element mappings
 
 /** SNAP (4.7): `S` = one entry of a `snapList`. */
-export const snap = (S: Src) => ({
-  index: int(S.get('snapIndex')),
-  mediaType: int(S.get('snapMediaType')),
-  mediaUrl: need(S.get('snapUrls').get('mediaUrl')),
-  previewUrl: need(firstOf(val(S.get('snapUrls').get('mediaPreviewUrl')), S.get('snapUrls').get('mediaUrl'))),
-  overlayUrl: opt(val(S.get('snapUrls').get('overlayUrl'))),
-  timestamp: required(val(S.get('timestampInSec')), sec),
-  title: opt(val(S.get('snapTitle'))),
-  lat: num(S.get('snapLocation').get('lat')),
-  lng: num(S.get('snapLocation').get('lng')),
-});
+export function snap(S: Src) {
+  const urls = S.get('snapUrls');
+  const location = S.get('snapLocation');
+  return {
+    index: int(S.get('snapIndex')),
+    mediaType: int(S.get('snapMediaType')),
+    mediaUrl: need(urls.get('mediaUrl')),
+    previewUrl: need(firstOf(val(urls.get('mediaPreviewUrl')), urls.get('mediaUrl'))),
+    overlayUrl: opt(val(urls.get('overlayUrl'))),
+    timestamp: required(val(S.get('timestampInSec')), sec),
+    title: opt(val(S.get('snapTitle'))),
+    lat: num(location.get('lat')),
+    lng: num(location.get('lng')),
+  };
+}
 
 /** HIGHLIGHT (4.7): `H` = one entry of `curatedHighlights` or `spotlightHighlights`. */
 export function highlight(H: Src) {

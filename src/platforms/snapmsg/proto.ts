@@ -3,24 +3,37 @@
 // read through a `Src`, which remembers where it came from, so that a missing or mistyped
 // datum ends the extraction as an unrecognised page naming the exact path.
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
+import { isoString } from '../shared/iso.ts';
 
 const PLATFORM = 'snapmsg';
 
-/** A value inside an upstream payload, with its path for error messages. */
+/**
+ * A value inside an upstream payload, with its path for error messages. The path is only
+ * spelt out when a message needs it: a `Src` keeps its parent and its step instead.
+ */
 export class Src {
   readonly value: unknown;
-  /** Where the value sits, e.g. `profile page __NEXT_DATA__.props.pageProps.story`. */
-  readonly path: string;
+  readonly #parent: Src | null;
+  /** The member name or element index below the parent; for a root, its whole path. */
+  readonly #step: string | number;
 
-  constructor(value: unknown, path: string) {
+  constructor(value: unknown, path: string);
+  constructor(value: unknown, step: string | number, parent: Src);
+  constructor(value: unknown, step: string | number, parent: Src | null = null) {
     this.value = value;
-    this.path = path;
+    this.#step = step;
+    this.#parent = parent;
+  }
+
+  /** Where the value sits, e.g. `profile page __NEXT_DATA__.props.pageProps.story`. */
+  get path(): string {
+    if (this.#parent === null) return String(this.#step);
+    return typeof this.#step === 'number' ? `${this.#parent.path}[${this.#step}]` : `${this.#parent.path}.${this.#step}`;
   }
 
   /** The member `key` of this object; absent when this is not an object or lacks it. */
   get(key: string): Src {
-    const value = isObject(this.value) ? this.value[key] : undefined;
-    return new Src(value, `${this.path}.${key}`);
+    return new Src(isObject(this.value) ? this.value[key] : undefined, key, this);
   }
 
   /** Absent: `undefined` or JSON `null`. */
@@ -51,7 +64,7 @@ function describe(value: unknown): string {
 // ------------------------------------------------------------------ the chapter's notation
 
 /** `val(x)`: `x.value` when `x` is a wrapper object, otherwise absent. */
-export const val = (x: Src): Src => (isObject(x.value) ? x.get('value') : new Src(undefined, `${x.path}.value`));
+export const val = (x: Src): Src => x.get('value');
 
 /** `str(x)`: absent or `null` → `""`; otherwise the string unchanged. */
 export function str(x: Src): string {
@@ -80,11 +93,22 @@ export function int(x: Src): number {
   if (x.absent) return 0;
   const value = x.value;
   if (typeof value === 'number') return Number.isSafeInteger(value) ? value : wrongType(x, 'an integer');
-  if (typeof value === 'string' && /^-?[0-9]+$/.test(value)) {
+  if (typeof value === 'string' && isDecimal(value)) {
     const parsed = Number(value);
     if (Number.isSafeInteger(parsed)) return parsed;
   }
   return wrongType(x, 'an int64 decimal string');
+}
+
+/** `^-?[0-9]+$`, without a regular expression (an int64 string is read hundreds of times per page). */
+function isDecimal(text: string): boolean {
+  let i = text.charCodeAt(0) === 0x2d ? 1 : 0;
+  if (i >= text.length) return false;
+  for (; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
 }
 
 /** A JSON number copied; a numeric string (protobuf JSON allows one for doubles) is accepted. */
@@ -109,8 +133,7 @@ export function sec(x: Src): string | null {
 }
 
 function isoOf(x: Src, epochMs: number): string {
-  const date = new Date(epochMs);
-  return Number.isNaN(date.getTime()) ? wrongType(x, 'an epoch time in range') : date.toISOString();
+  return isoString(epochMs) ?? wrongType(x, 'an epoch time in range');
 }
 
 // ------------------------------------------------------------------ requirements and lists
@@ -137,7 +160,7 @@ export function firstOf(...sources: Src[]): Src {
 export function list(x: Src): Src[] {
   if (x.absent) return [];
   if (!Array.isArray(x.value)) return wrongType(x, 'an array');
-  return x.value.map((item, index) => new Src(item, `${x.path}[${index}]`));
+  return x.value.map((item, index) => new Src(item, index, x));
 }
 
 /** An object the mapping needs: absent or not an object → unrecognised. */
