@@ -6,7 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { EndpointDeclaration } from '../endpoints/types.ts';
 import { StoreUnavailableError, type Stores } from '../store/types.ts';
-import { authenticate, enforceRateLimit, KeyUseRecorder, type Caller } from './auth.ts';
+import { authenticate, enforceRateLimit, KeyUseRecorder } from './auth.ts';
 import { CursorSealer } from './cursors.ts';
 import { ApiError, errorBody } from './errors.ts';
 import { newRequestId } from './ids.ts';
@@ -44,7 +44,6 @@ interface RequestState {
 declare module 'fastify' {
   interface FastifyRequest {
     state: RequestState;
-    caller: Caller | null;
   }
   interface FastifyInstance {
     metrics: Metrics;
@@ -139,7 +138,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await stores.cache.prune(now());
   });
   app.decorateRequest('state', null as unknown as RequestState);
-  app.decorateRequest('caller', null);
 
   // While the app closes, new requests are refused with a 503 envelope, and a connection whose
   // response has just finished is closed as well: Fastify only reaps connections idle when
@@ -164,8 +162,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const { state } = request;
     const endpoint = state?.endpoint ?? null;
     if (endpoint) {
-      metrics.requests.inc({ endpoint, status: String(reply.statusCode) });
-      metrics.latency.observe({ endpoint }, reply.elapsedTime / 1000);
+      metrics.countRequest(endpoint, reply.statusCode, reply.elapsedTime / 1000);
     }
     request.log.info(
       {
@@ -238,18 +235,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         schema: routeSchema(endpoint),
         validatorCompiler: passValidation,
         serializerCompiler: plainSerializer,
-        onRequest: async (request, reply) => {
-          request.state.endpoint = endpoint.id;
-          const at = now();
-          const caller = await authenticate(request, stores, stores.limiter, keyUse, at);
-          request.state.team = caller.team.id;
-          await enforceRateLimit(caller, stores.limiter, reply, at);
-          request.caller = caller;
-        },
       },
+      // Authentication and the rate limit come first, before anything is read of the query.
       async (request, reply) => {
-        if (!request.caller) throw new Error('route reached without authentication');
-        await scraper.handle(runtime, request.caller, request, reply, request.state.outcome);
+        request.state.endpoint = endpoint.id;
+        const at = now();
+        const caller = await authenticate(request, stores, stores.limiter, keyUse, at);
+        request.state.team = caller.team.id;
+        await enforceRateLimit(caller, stores.limiter, reply, at);
+        await scraper.handle(runtime, caller, request, reply, request.state.outcome);
         return reply;
       },
     );

@@ -57,4 +57,19 @@ export class Metrics {
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
+
+  // Label children are looked up once per (endpoint, status): counting a request is on the hot path.
+  readonly #requestCounters = new Map<string, { inc: () => void }>();
+  readonly #latencyObservers = new Map<string, { observe: (value: number) => void }>();
+
+  /** Counts one API request and its latency. */
+  countRequest(endpoint: string, status: number, seconds: number): void {
+    const key = `${endpoint} ${status}`;
+    let counter = this.#requestCounters.get(key);
+    if (!counter) this.#requestCounters.set(key, (counter = this.requests.labels(endpoint, String(status))));
+    counter.inc();
+    let observer = this.#latencyObservers.get(endpoint);
+    if (!observer) this.#latencyObservers.set(endpoint, (observer = this.latency.labels(endpoint)));
+    observer.observe(seconds);
+  }
 }
