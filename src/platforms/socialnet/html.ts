@@ -16,6 +16,7 @@
 // characters by code, attributes into a Map, references decoded without a regular expression).
 // A test checks that both read the same from the fixtures and their variants.
 import { Parser } from 'htmlparser2';
+import { commonReference } from '../shared/entities.ts';
 
 /** Marker element ids of 9.7, 10 and 11.2. */
 const MARKER_IDS = new Set(['content_gate', 'content_unavailable', 'login_form']);
@@ -71,24 +72,6 @@ function endTagIndex(html: string, name: string, from: number): number {
   return -1;
 }
 
-const COMMON_NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0', middot: '\u00b7' };
-const DECIMAL = /^#[0-9]{1,7}$/;
-const HEX = /^#[xX][0-9a-fA-F]{1,6}$/;
-
-/**
- * The character a reference's body (between `&` and `;`) stands for, when it is one of the common
- * forms: a named reference of `COMMON_NAMED`, or a decimal or hexadecimal one of a code point
- * HTML keeps as it is (not NUL, a C1 control, a surrogate or beyond Unicode); else undefined.
- */
-function commonReference(body: string): string | undefined {
-  if (Object.hasOwn(COMMON_NAMED, body)) return COMMON_NAMED[body];
-  let code: number;
-  if (DECIMAL.test(body)) code = Number.parseInt(body.slice(1), 10);
-  else if (HEX.test(body)) code = Number.parseInt(body.slice(2), 16);
-  else return undefined;
-  if (code === 0 || (code >= 0x80 && code <= 0x9f) || (code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff) return undefined;
-  return String.fromCodePoint(code);
-}
 
 /**
  * Decodes HTML character references (named, decimal, hexadecimal) in an attribute value or
