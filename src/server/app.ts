@@ -148,16 +148,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     closing = true;
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  // The two hooks every request passes through are callback-style: no promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
     request.state = { team: null, endpoint: null, outcome: { creditsCharged: 0, cached: false } };
     reply.header('x-request-id', request.id);
     if (closing) {
       reply.header('connection', 'close');
-      throw new ApiError('SERVICE_UNAVAILABLE', 'The service is restarting; retry shortly.', { headers: { 'retry-after': '5' } });
+      done(new ApiError('SERVICE_UNAVAILABLE', 'The service is restarting; retry shortly.', { headers: { 'retry-after': '5' } }));
+      return;
     }
+    done();
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
+    done();
     if (closing) request.raw.socket?.end();
     const { state } = request;
     const endpoint = state?.endpoint ?? null;
