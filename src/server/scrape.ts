@@ -85,6 +85,7 @@ export class ScrapeService {
   readonly #settings: ScrapeSettings;
   readonly #inFlight = new Map<string, Promise<Scraped>>();
   readonly #bytes = new WeakMap<object, Buffer>();
+  readonly #targetKeys = new WeakMap<TargetParams, { targetKey: string; baseKey: string }>();
 
   constructor(stores: Stores, sealer: CursorSealer, metrics: Metrics, settings: ScrapeSettings) {
     this.#stores = stores;
@@ -114,8 +115,8 @@ export class ScrapeService {
     }
 
     // Entries are grouped by target without the switches, so that a 404 drops them all.
-    const targetKey = `${endpoint.id}|${stableJson(Object.fromEntries(Object.entries(target).filter(([name]) => !runtime.switches.has(name))))}`;
-    const cacheKey = `${endpoint.id}|${stableJson(target)}|${cursor ? stableJson(cursor.position) : ''}`;
+    const { targetKey, baseKey } = this.#keysOf(runtime, target);
+    const cacheKey = `${baseKey}|${cursor ? stableJson(cursor.position) : ''}`;
     const now = this.#settings.now();
 
     if (parsed.cacheMaxAgeMs !== null) {
@@ -169,6 +170,22 @@ export class ScrapeService {
     this.#metrics.creditsCharged.inc({ endpoint: endpoint.id });
     outcome.creditsCharged = 1;
     send(reply, Buffer.from(scraped.json), { requestId: request.id, creditsCharged: 1, creditsRemaining: balance, cached: false });
+  }
+
+  /**
+   * The cache keys of a canonical target: `targetKey` groups its entries without the switches
+   * (a 404 drops them all), `baseKey` is the cache key without the position. Remembered per
+   * params object, which the query memo hands out again for the same query.
+   */
+  #keysOf(runtime: EndpointRuntime, target: TargetParams): { targetKey: string; baseKey: string } {
+    let keys = this.#targetKeys.get(target);
+    if (!keys) {
+      const id = runtime.endpoint.id;
+      const unswitched = Object.fromEntries(Object.entries(target).filter(([name]) => !runtime.switches.has(name)));
+      keys = { targetKey: `${id}|${stableJson(unswitched)}`, baseKey: `${id}|${stableJson(target)}` };
+      this.#targetKeys.set(target, keys);
+    }
+    return keys;
   }
 
   /** The UTF-8 bytes of a cache entry's data, encoded once per entry object the store hands out. */
