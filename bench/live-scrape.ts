@@ -7,7 +7,7 @@
 //      the proxy's, at the same moderate load.
 //   3. 2,000 concurrent live scrapes of distinct targets with 200 ms upstream latency: all
 //      must succeed; peak memory of the service process.
-// Usage: npm run bench:live [-- --rounds 3 --seconds 5 --connections 50]
+// Usage: npm run bench:live [-- --platform linkpage-a|linkpage-b|shopfront|snapmsg --rounds 3 --seconds 5 --connections 50]
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
@@ -21,6 +21,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '5' },
     connections: { type: 'string', default: '50' },
     concurrent: { type: 'string', default: '2000' },
+    platform: { type: 'string', default: 'linkpage-a' },
   },
 });
 const rounds = Number(values.rounds);
@@ -28,8 +29,17 @@ const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const concurrent = Number(values.concurrent);
 
-/** A distinct linkpage-a profile per number: its API query and its upstream page path. */
-const target = (n: number) => ({ api: `/v1/linkpage-a/profile?url=https://linkpage-a.example/bench${n}`, upstream: `/bench${n}` });
+/** A distinct target per number, per platform: its API query, upstream page path and origin variable. */
+const TARGETS: Record<string, { origin: string; target: (n: number) => { api: string; upstream: string } }> = {
+  'linkpage-a': { origin: 'LINKPAGE_A_ORIGIN', target: (n) => ({ api: `/v1/linkpage-a/profile?url=https://linkpage-a.example/bench${n}`, upstream: `/bench${n}` }) },
+  'linkpage-b': { origin: 'LINKPAGE_B_ORIGIN', target: (n) => ({ api: `/v1/linkpage-b/page?url=https://linkpage-b.example/bench${n}`, upstream: `/bench${n}` }) },
+  shopfront: { origin: 'SHOPFRONT_ORIGIN', target: (n) => ({ api: `/v1/shopfront/shop?url=https://www.shopfront.example/shop/bench${n}`, upstream: `/shop/bench${n}` }) },
+  snapmsg: { origin: 'SNAPMSG_ORIGIN', target: (n) => ({ api: `/v1/snapmsg/profile?username=bench${n}`, upstream: `/add/bench${n}` }) },
+};
+const found = TARGETS[values.platform];
+if (!found) throw new Error(`--platform must be one of ${Object.keys(TARGETS).join(', ')}`);
+const chosen = found;
+const target = chosen.target;
 
 function lines(child: { stdout: Readable }) {
   const reader = createInterface({ input: child.stdout });
@@ -69,7 +79,7 @@ async function startServers(env: Record<string, string>) {
     child.stdin.write('peak\n');
     return (JSON.parse(await next()) as { peakRss: number }).peakRss;
   };
-  return { child, info, peak, origin: env.LINKPAGE_A_ORIGIN ?? '' };
+  return { child, info, peak, origin: env[chosen.origin] ?? '' };
 }
 
 let counter = 0;
@@ -120,6 +130,7 @@ const proxyRequest = (servers: Awaited<ReturnType<typeof startServers>>) => ({
   path: (n: number) => `/proxy?origin=${encodeURIComponent(servers.origin)}&path=${encodeURIComponent(target(n).upstream)}`,
 });
 
+console.log(`platform ${values.platform}`);
 console.log(`1. throughput, 0 ms upstream latency: ${rounds} rounds of ${seconds} s, ${connections} connections, alternated`);
 await phase(0, async (servers) => {
   const s = serviceRequest(servers);
