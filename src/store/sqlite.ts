@@ -8,6 +8,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { DatabaseSync } from 'node:sqlite';
+import { Worker } from 'node:worker_threads';
 import type { StatementSync } from 'node:sqlite';
 import { InProcessRateLimiter } from './memory-limiter.ts';
 import { StoreUnavailableError } from './types.ts';
@@ -48,6 +49,9 @@ const MAX_TOUCHED = 10_000;
 const REFUND_BATCH = 500;
 /** Active keys remembered between changes of the database. */
 const MAX_KNOWN_KEYS = 10_000;
+/** Cache writes are gathered for this long, or up to this many bytes, then written in one transaction. */
+const WRITE_DELAY_MS = 20;
+const MAX_PENDING_BYTES = 8 * 1024 * 1024;
 /** Bytes of recently used cache entries kept in memory in front of the table. */
 const HOT_CACHE_BYTES = 64 * 1024 * 1024;
 
@@ -596,7 +600,7 @@ function ledger(c: Connection): Ledger {
 // ---- cache -------------------------------------------------------------------------------
 
 interface SqliteCache extends CacheStore {
-  /** Writes the access times of recent reads. */
+  /** Writes pending results and the access times of recent reads. */
   flush(): void;
 }
 
@@ -604,6 +608,24 @@ function cacheStore(c: Connection, maxBytes: number, maxAgeMs: number): SqliteCa
   const { st } = c;
   // Reads since the last flush: key -> epoch ms of the latest read. Reads never write.
   let touched = new Map<string, number>();
+  // Results stored in the last few milliseconds, written together in one transaction.
+  let pendingWrites = new Map<string, { target: string; entry: CacheEntry; size: number }>();
+  let pendingBytes = 0;
+  let writeTimer: NodeJS.Timeout | null = null;
+  const flushWrites = (): void => {
+    if (writeTimer) {
+      clearTimeout(writeTimer);
+      writeTimer = null;
+    }
+    if (pendingWrites.size === 0) return;
+    const batch = pendingWrites;
+    pendingWrites = new Map();
+    pendingBytes = 0;
+    const at = Date.now();
+    c.tx(() => {
+      for (const [key, write] of batch) st.cacheSet.run(key, write.target, write.entry.value, write.entry.storedAt, at, write.size);
+    });
+  };
   // Recently used entries in memory, in least-recently-used order, valid while the database
   // stamp is unchanged by any other connection.
   const hot = new Map<string, { entry: CacheEntry; target: string; size: number }>();
@@ -651,7 +673,10 @@ function cacheStore(c: Connection, maxBytes: number, maxAgeMs: number): SqliteCa
   };
 
   return {
-    flush,
+    flush: () => {
+      flushWrites();
+      flush();
+    },
 
     async get(key: string): Promise<CacheEntry | null> {
       checkHot();
@@ -661,6 +686,8 @@ function cacheStore(c: Connection, maxBytes: number, maxAgeMs: number): SqliteCa
         hot.delete(key);
         hot.set(key, held);
         entry = held.entry;
+      } else if (pendingWrites.has(key)) {
+        entry = (pendingWrites.get(key) as { entry: CacheEntry }).entry;
       } else {
         const row = c.run(() => st.cacheGet.get(key));
         if (!row) return null;
@@ -679,17 +706,40 @@ function cacheStore(c: Connection, maxBytes: number, maxAgeMs: number): SqliteCa
     },
 
     async set(key: string, target: string, entry: CacheEntry): Promise<void> {
+      if (c.closed) throw new StoreUnavailableError('SQLite store is closed');
       const size = Buffer.byteLength(entry.value) + Buffer.byteLength(key) + Buffer.byteLength(target);
-      c.run(() => st.cacheSet.run(key, target, entry.value, Math.trunc(entry.storedAt), Date.now(), size));
-      keepHot(key, target, { value: entry.value, storedAt: Math.trunc(entry.storedAt) }, size);
+      const stored = { value: entry.value, storedAt: Math.trunc(entry.storedAt) };
+      keepHot(key, target, stored, size);
+      // Written with the others of the next few milliseconds in one transaction.
+      const previous = pendingWrites.get(key);
+      if (previous) pendingBytes -= previous.size;
+      pendingWrites.set(key, { target, entry: stored, size });
+      pendingBytes += size;
+      if (pendingBytes >= MAX_PENDING_BYTES) flushWrites();
+      else if (!writeTimer) {
+        writeTimer = setTimeout(() => {
+          try {
+            flushWrites();
+          } catch {
+            // A cache write lost to an unreachable store costs one scrape later; nothing more.
+          }
+        }, WRITE_DELAY_MS);
+        writeTimer.unref();
+      }
     },
 
     async deleteTarget(target: string): Promise<void> {
+      for (const [key, write] of pendingWrites) {
+        if (write.target !== target) continue;
+        pendingWrites.delete(key);
+        pendingBytes -= write.size;
+      }
       c.run(() => st.cacheDeleteTarget.run(target));
       for (const [key, held] of hot) if (held.target === target) dropHot(key);
     },
 
     async prune(now: number): Promise<void> {
+      flushWrites();
       flush();
       c.tx(() => {
         st.cacheDeleteOlder.run(now - maxAgeMs);
@@ -699,6 +749,49 @@ function cacheStore(c: Connection, maxBytes: number, maxAgeMs: number): SqliteCa
       // Whatever the table dropped must not be served from memory either.
       hot.clear();
       hotBytes = 0;
+    },
+  };
+}
+
+// ---- checkpoints -------------------------------------------------------------------------
+
+/** How often the checkpointing thread copies the write-ahead log into the database. */
+const CHECKPOINT_INTERVAL_MS = 250;
+
+// Runs in a worker thread: its own connection checkpoints the WAL, so that no request of the
+// main thread ever waits on that copy (and its fsync), as it would on an automatic checkpoint.
+const CHECKPOINTER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { DatabaseSync } = require('node:sqlite');
+const db = new DatabaseSync(workerData.path, { timeout: workerData.busyTimeoutMs });
+const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+const timer = setInterval(() => { try { checkpoint.get(); } catch {} }, workerData.intervalMs);
+parentPort.on('message', () => { clearInterval(timer); try { checkpoint.get(); db.close(); } catch {} parentPort.close(); });
+`;
+
+function startCheckpointer(c: Connection, path: string): { stop: () => Promise<void> } {
+  const worker = new Worker(CHECKPOINTER_SOURCE, {
+    eval: true,
+    workerData: { path, busyTimeoutMs: 5_000, intervalMs: CHECKPOINT_INTERVAL_MS },
+    execArgv: ['--disable-warning=ExperimentalWarning'],
+  });
+  worker.unref();
+  // The main connection no longer checkpoints on commit.
+  c.db.exec('PRAGMA wal_autocheckpoint = 0');
+  worker.on('error', () => {
+    // Without the thread, commits checkpoint again as SQLite does by default.
+    if (!c.closed) c.db.exec('PRAGMA wal_autocheckpoint = 1000');
+  });
+  return {
+    stop: async () => {
+      worker.postMessage('stop');
+      await new Promise<void>((resolve) => {
+        const timeout = setTimeout(() => void worker.terminate().then(() => resolve()), 2_000);
+        worker.once('exit', () => {
+          clearTimeout(timeout);
+          resolve();
+        });
+      });
     },
   };
 }
@@ -715,6 +808,7 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
 
   const c = new Connection(options.path, busyTimeoutMs);
   const cache = cacheStore(c, maxBytes, maxAgeMs);
+  const checkpointer = options.path === ':memory:' ? null : startCheckpointer(c, options.path);
   const timer = setInterval(() => {
     try {
       cache.flush();
@@ -742,6 +836,7 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
     async close(): Promise<void> {
       if (c.closed) return;
       clearInterval(timer);
+      await checkpointer?.stop();
       try {
         cache.flush();
       } catch {

@@ -259,6 +259,28 @@ describe('sqlite specifics', () => {
     await s.close();
   });
 
+  test('results are written together shortly after they are set, and at close', async () => {
+    const path = freshPath();
+    const s = openSqliteStores({ path });
+    const raw = new DatabaseSync(path);
+    const count = () => (raw.prepare('SELECT count(*) AS n FROM cache').get() as { n: number }).n;
+    try {
+      for (let i = 0; i < 10; i += 1) await s.cache.set(`k${i}`, 't', { value: `v${i}`, storedAt: 1_000 + i });
+      assert.deepEqual(await s.cache.get('k3'), { value: 'v3', storedAt: 1_003 }, 'visible to this process at once');
+      await sleep(60);
+      assert.equal(count(), 10);
+      await s.cache.set('late', 't', { value: 'v', storedAt: 2_000 });
+      await s.cache.deleteTarget('t');
+      await sleep(60);
+      assert.equal(count(), 0, 'a pending write of a deleted target is dropped too');
+      await s.cache.set('last', 'u', { value: 'v', storedAt: 3_000 });
+    } finally {
+      await s.close();
+    }
+    assert.equal(count(), 1, 'close writes what is pending');
+    raw.close();
+  });
+
   test('cache reads are recorded in memory and written at prune', async () => {
     const path = freshPath();
     const options: SqliteStoreOptions = { path, cacheMaxBytes: 1_100, cacheTouchFlushMs: 60_000 };
@@ -270,6 +292,7 @@ describe('sqlite specifics', () => {
       await s.cache.set('a', 't', { value: 'x'.repeat(300), storedAt: Date.now() });
       await sleep(5);
       await s.cache.set('b', 't', { value: 'x'.repeat(300), storedAt: Date.now() });
+      await sleep(40); // results are written together a few milliseconds after they are set
       const before = accessed('a');
       await sleep(5);
       await s.cache.get('a');
