@@ -741,14 +741,17 @@ function cacheStore(c: Connection, maxBytes: number, maxAgeMs: number): SqliteCa
     async prune(now: number): Promise<void> {
       flushWrites();
       flush();
-      c.tx(() => {
-        st.cacheDeleteOlder.run(now - maxAgeMs);
+      const dropped = c.tx(() => {
+        let changes = Number(st.cacheDeleteOlder.run(now - maxAgeMs).changes);
         const total = (st.cacheTotal.get() as Row).total as number;
-        if (total > maxBytes) st.cacheEvict.run(total - Math.floor(maxBytes * EVICT_TO));
+        if (total > maxBytes) changes += Number(st.cacheEvict.run(total - Math.floor(maxBytes * EVICT_TO)).changes);
+        return changes;
       });
       // Whatever the table dropped must not be served from memory either.
-      hot.clear();
-      hotBytes = 0;
+      if (dropped > 0) {
+        hot.clear();
+        hotBytes = 0;
+      }
     },
   };
 }
