@@ -261,13 +261,13 @@ function curatedHighlight(rng: Rng, flavour: TextFlavour, maxSnaps: number): Jso
 /** A Spotlight id that the sandbox serves as a generated Spotlight. */
 const generatedSpotlightId = (rng: Rng) => `${rng.pick(['Qk', 'Zr', 'Mv', 'Tx'])}${rng.chars(rng.int(30, 60), URL_SAFE)}`;
 
-function spotlightHighlight(rng: Rng, flavour: TextFlavour): JsonObject {
-  const id = generatedSpotlightId(rng);
+/** A Spotlight as a one-snap story: the shape profiles' highlights and Spotlight pages share. */
+function spotlightStoryShape(id: string, title: string | undefined, uploadedMs: number): JsonObject {
   const stem = id.slice(0, 12);
   return {
     storyType: 3,
     storyId: wrap(id),
-    storyTitle: rng.bool(0.8) ? wrap(rng.sentence(rng.int(2, 5), flavour)) : undefined,
+    storyTitle: title === undefined ? undefined : wrap(title),
     canonicalUrlSuffix: wrap(`spotlight/${id}`),
     thumbnailUrl: wrap(`${CDN}/d/spot/${stem}-thumb.jpg`),
     snapList: [
@@ -275,10 +275,16 @@ function spotlightHighlight(rng: Rng, flavour: TextFlavour): JsonObject {
         snapMediaType: 1,
         snapId: wrap(id),
         snapUrls: { mediaUrl: `${CDN}/d/spot/${stem}.mp4`, mediaPreviewUrl: wrap(`${CDN}/d/spot/${stem}-preview.jpg`) },
-        timestampInSec: wrap(String(Math.floor(rng.time('2023-01-01', '2024-11-01') / 1000))),
+        timestampInSec: wrap(String(Math.floor(uploadedMs / 1000))),
       },
     ],
   };
+}
+
+function spotlightHighlight(rng: Rng, flavour: TextFlavour): JsonObject {
+  const id = generatedSpotlightId(rng);
+  const title = rng.bool(0.8) ? rng.sentence(rng.int(2, 5), flavour) : undefined;
+  return spotlightStoryShape(id, title, rng.time('2023-01-01', '2024-11-01'));
 }
 
 function lens(rng: Rng, flavour: TextFlavour, owner: { username: string; name: string }): JsonObject {
@@ -494,21 +500,7 @@ function spotlightStory(seed: string, id: string, withComments: 'enabled' | 'off
   const total = totalComments(seed, id);
   const views = String(rng.int(100, 900_000));
   return {
-    story: {
-      storyType: 3,
-      storyId: wrap(id),
-      storyTitle: wrap(name),
-      canonicalUrlSuffix: wrap(`spotlight/${id}`),
-      thumbnailUrl: wrap(`${CDN}/d/spot/${stem}-thumb.jpg`),
-      snapList: [
-        {
-          snapMediaType: 1,
-          snapId: wrap(id),
-          snapUrls: { mediaUrl: `${CDN}/d/spot/${stem}.mp4`, mediaPreviewUrl: wrap(`${CDN}/d/spot/${stem}-preview.jpg`) },
-          timestampInSec: wrap(String(Math.floor(uploaded / 1000))),
-        },
-      ],
-    },
+    story: spotlightStoryShape(id, name, uploaded),
     metadata: {
       videoMetadata: {
         name,

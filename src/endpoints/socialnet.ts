@@ -472,6 +472,7 @@ export const socialnetProfile: EndpointDeclaration = {
     },
     { additionalProperties: false },
   ),
+  switches: ['businessHours', 'allowGated'],
   normalise: normaliseProfile,
   exampleQuery: { url: 'https://www.socialnet.example/harborbistro' },
 };

@@ -81,6 +81,11 @@ export interface EndpointDeclaration {
   /** The full `data` object, `fetchedAt` and `paging` included. */
   data: TObject;
   paging?: PagingStyle;
+  /**
+   * Query parameters that change how a target is scraped, not which target it is (e.g.
+   * `businessHours`): part of the cache key, but a 404 drops the target's entries for every value.
+   */
+  switches?: readonly string[];
   /** Cross-field rules and canonicalisation, run after the schema check. */
   normalise: (query: RawQuery) => NormaliseResult;
   /** Missing until the platform's extractor is built: the endpoint then answers 501. */

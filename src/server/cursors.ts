@@ -28,10 +28,13 @@ export interface OpenedCursor {
 
 export type CursorProblem = 'malformed' | 'foreign';
 
+/** JSON of an object's entries in key order: equal objects give equal text whatever their key order. */
+export const canonicalJson = (value: Readonly<Record<string, unknown>>): string =>
+  JSON.stringify(Object.keys(value).sort().map((name) => [name, value[name]]));
+
 /** Stable digest of a target's canonical parameters (key order does not matter). */
 export function targetDigest(params: TargetParams): string {
-  const canonical = JSON.stringify(Object.keys(params).sort().map((name) => [name, params[name]]));
-  return createHash('sha256').update(canonical).digest('base64url').slice(0, 22);
+  return createHash('sha256').update(canonicalJson(params)).digest('base64url').slice(0, 22);
 }
 
 export class CursorSealer {

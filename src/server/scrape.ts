@@ -9,7 +9,7 @@ import type { Stores } from '../store/types.ts';
 import { isUpstreamOutcome, UpstreamOutcome } from '../upstream/outcomes.ts';
 import type { Upstream } from '../upstream/types.ts';
 import type { Caller } from './auth.ts';
-import { CURSOR_LIFETIME_MS, type CursorSealer } from './cursors.ts';
+import { canonicalJson, CURSOR_LIFETIME_MS, type CursorSealer } from './cursors.ts';
 import { ApiError } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { QueryValidator, queryAjv } from './query.ts';
@@ -50,22 +50,6 @@ export interface Outcome {
   cached: boolean;
 }
 
-const stableJson = (value: Record<string, unknown>): string =>
-  JSON.stringify(Object.keys(value).sort().map((name) => [name, value[name]]));
-
-const BOOLEAN_VALUES = ['true', 'false', '1', '0'];
-
-/** Query parameters that are boolean switches (their schema is the boolean enum). */
-function switchesOf(endpoint: EndpointDeclaration): Set<string> {
-  const properties = endpoint.query.properties as Record<string, { enum?: unknown }>;
-  return new Set(
-    Object.keys(properties).filter((name) => {
-      const values = properties[name]?.enum;
-      return Array.isArray(values) && values.length === BOOLEAN_VALUES.length && BOOLEAN_VALUES.every((value) => values.includes(value));
-    }),
-  );
-}
-
 export function compileEndpoints(endpoints: readonly EndpointDeclaration[]): Map<string, EndpointRuntime> {
   const query = queryAjv();
   const output = new Ajv({ allErrors: false, strict: false });
@@ -73,7 +57,7 @@ export function compileEndpoints(endpoints: readonly EndpointDeclaration[]): Map
   return new Map(
     endpoints.map((endpoint) => [
       endpoint.id,
-      { endpoint, query: new QueryValidator(endpoint, query), checkData: output.compile(endpoint.data), switches: switchesOf(endpoint) },
+      { endpoint, query: new QueryValidator(endpoint, query), checkData: output.compile(endpoint.data), switches: new Set(endpoint.switches ?? []) },
     ]),
   );
 }
@@ -116,7 +100,7 @@ export class ScrapeService {
 
     // Entries are grouped by target without the switches, so that a 404 drops them all.
     const { targetKey, baseKey } = this.#keysOf(runtime, target);
-    const cacheKey = `${baseKey}|${cursor ? stableJson(cursor.position) : ''}`;
+    const cacheKey = `${baseKey}|${cursor ? canonicalJson(cursor.position) : ''}`;
     const now = this.#settings.now();
 
     if (parsed.cacheMaxAgeMs !== null) {
@@ -182,7 +166,7 @@ export class ScrapeService {
     if (!keys) {
       const id = runtime.endpoint.id;
       const unswitched = Object.fromEntries(Object.entries(target).filter(([name]) => !runtime.switches.has(name)));
-      keys = { targetKey: `${id}|${stableJson(unswitched)}`, baseKey: `${id}|${stableJson(target)}` };
+      keys = { targetKey: `${id}|${canonicalJson(unswitched)}`, baseKey: `${id}|${canonicalJson(target)}` };
       this.#targetKeys.set(target, keys);
     }
     return keys;

@@ -9,7 +9,7 @@ import { readPage } from './html.ts';
 import { mapProfile } from './profile.ts';
 import { unrecognised } from './proto.ts';
 import { commentsRequest, profilePageRequest, spotlightPageRequest } from './requests.ts';
-import { parseSpotlightUrl, SNAPMSG_HOSTS } from './urls.ts';
+import { parseSpotlightUrl, SNAPMSG_HOSTS, SPOTLIGHT_ID } from './urls.ts';
 
 const PLATFORM = 'snapmsg';
 
@@ -75,8 +75,6 @@ async function commentsBatch(contextId: string, cursor: string, context: Extract
 
 /** The canonical form `normalise` gives the `url` parameter, up to the id (section 2.2). */
 const CANONICAL_SPOTLIGHT = `https://${SNAPMSG_HOSTS.canonical}/spotlight/`;
-/** A Spotlight id, as `urls.ts` checks it. */
-const SPOTLIGHT_ID = /^[A-Za-z0-9_-]{16,128}$/;
 
 /**
  * The Spotlight id of the `url` parameter. `normalise` has made it canonical, so the id is what

@@ -10,7 +10,7 @@ export const SNAPMSG_HOSTS: PlatformHosts = {
 /** A username after its optional leading `@` is removed: 3 to 15 characters, a letter first. */
 const USERNAME = /^[A-Za-z][A-Za-z0-9._-]{2,14}$/;
 /** A Spotlight id: case-sensitive, 16 to 128 URL-safe characters. */
-const SPOTLIGHT_ID = /^[A-Za-z0-9_-]{16,128}$/;
+export const SPOTLIGHT_ID = /^[A-Za-z0-9_-]{16,128}$/;
 
 export type UsernameCheck = { ok: true; username: string } | { ok: false; message: string };
 
