@@ -138,7 +138,7 @@ describe('a database gone from a used data directory', () => {
     await kept.close().catch(() => undefined);
     assert.equal(done.database, join(dataDir, 'service.db'));
     assert.ok(done.orphanedWal?.startsWith(join(dataDir, 'service.db-wal.orphaned-')), String(done.orphanedWal));
-    assert.ok(existsSync(done.orphanedWal));
+    assert.ok(existsSync(done.orphanedWal ?? ""));
 
     const fresh = openStores(config);
     try {
