@@ -72,7 +72,7 @@ describe('a database gone from a used data directory', () => {
   test('a deleted service.db is refused, and nothing is created in its place', async () => {
     const { dataDir, config } = await usedDir();
     rmSync(join(dataDir, 'service.db'));
-    assert.match(refusal(config), /service\.db is missing, but DATA_DIR .* has been used before \(it holds .*initialised/);
+    assert.match(refusal(config), /^The database .*service\.db is missing, but DATA_DIR .* has been used before \(it holds .*initialised.*\)\.\nRefusing to start with a new, empty database/);
     assert.equal(existsSync(join(dataDir, 'service.db')), false, 'no empty database was created');
     // So does the next start: the refused one changed nothing.
     refusal(config);
@@ -138,7 +138,7 @@ describe('a database gone from a used data directory', () => {
     await kept.close().catch(() => undefined);
     assert.equal(done.database, join(dataDir, 'service.db'));
     assert.ok(done.orphanedWal?.startsWith(join(dataDir, 'service.db-wal.orphaned-')), String(done.orphanedWal));
-    assert.ok(existsSync(done.orphanedWal ?? ""));
+    assert.ok(existsSync(done.orphanedWal ?? ''));
 
     const fresh = openStores(config);
     try {
