@@ -8,7 +8,7 @@
 // `npm run -s admin -- init` starts over on purpose. A directory never used before is
 // initialised automatically, so that a fresh clone's demo and a new deployment just start.
 import { chmodSync, existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Config } from '../config.ts';
 import { describeFsError } from '../fs-errors.ts';
 import { openSqliteStores, sqliteFiles } from './sqlite.ts';
@@ -25,10 +25,10 @@ const PRIVATE_FILES = [MARKER_FILE, 'cursor-secret', 'demo-key'];
 
 export const databasePath = (config: Pick<Config, 'dataDir'>): string => join(config.dataDir, DATABASE_FILE);
 
-/** The files that show the service has used this directory before; empty when it never has. */
+/** The names of the files that show the service has used this directory before; none when it never has. */
 export function signsOfUse(dataDir: string): string[] {
   const [, wal, shm] = sqliteFiles(join(dataDir, DATABASE_FILE));
-  return [join(dataDir, MARKER_FILE), wal as string, shm as string, join(dataDir, 'demo-key')].filter((file) => existsSync(file));
+  return [MARKER_FILE, basename(wal as string), basename(shm as string), 'demo-key'].filter((name) => existsSync(join(dataDir, name)));
 }
 
 function refusal(error: MissingDatabaseError, dataDir: string, signs: string[]): Error {
