@@ -9,7 +9,7 @@ const REASONS: Record<string, string> = {
   EDQUOT: 'disk quota exceeded',
   ENOTDIR: 'a part of the path is not a directory',
   EISDIR: 'it is a directory',
-  EEXIST: 'a file of that name exists and is not a directory',
+  EEXIST: 'a file of that name exists',
   ENOENT: 'no such file or directory',
   ELOOP: 'too many symbolic links',
   ENAMETOOLONG: 'the path is too long',

@@ -34,7 +34,7 @@ export function signsOfUse(dataDir: string): string[] {
 function refusal(error: MissingDatabaseError, dataDir: string, signs: string[]): Error {
   return new Error(
     [
-      `${error.message[0]?.toUpperCase()}${error.message.slice(1)}, but DATA_DIR ${dataDir} has been used before (it holds ${signs.join(', ')}).`,
+      `${error.message}, but DATA_DIR ${dataDir} has been used before (it holds ${signs.join(', ')}).`,
       'Refusing to start with a new, empty database, which would lose every team, key, credit and ledger entry.',
       `Restore ${DATABASE_FILE} (with its -wal file, if any) from a backup, or set DATA_DIR to the directory that holds it.`,
       `To start over with an empty database on purpose, run with the same DATA_DIR: ${INIT_COMMAND}`,

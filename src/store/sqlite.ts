@@ -311,7 +311,12 @@ class Connection {
     try {
       this.db.exec(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
       // Checked before anything is written: switching an empty file to WAL writes its header.
-      if (!options.create && this.#schemaVersion() === 0) throw new MissingDatabaseError(path, 'no-schema');
+      if (!options.create && this.#schemaVersion() === 0) {
+        const tables = (this.db.prepare('SELECT count(*) AS n FROM sqlite_master').get() as Row).n as number;
+        // Another program's database is not an empty one to initialise.
+        if (tables > 0) throw new Error(`${path} holds tables that are not this service's; refusing to use it`);
+        throw new MissingDatabaseError(path, 'no-schema');
+      }
       if (options.maxDatabaseBytes !== undefined) {
         const pageSize = (this.db.prepare('PRAGMA page_size').get() as Row).page_size as number;
         this.db.exec(`PRAGMA max_page_count = ${Math.max(1, Math.floor(options.maxDatabaseBytes / pageSize))}`);

@@ -167,9 +167,9 @@ export class MissingDatabaseError extends Error {
   readonly location: string;
   readonly problem: 'missing' | 'empty' | 'no-schema';
 
-  constructor(location: string, problem: 'missing' | 'empty' | 'no-schema', message?: string) {
+  constructor(location: string, problem: 'missing' | 'empty' | 'no-schema') {
     const what = { missing: 'is missing', empty: 'is empty (0 bytes)', 'no-schema': "holds none of the service's tables" }[problem];
-    super(message ?? `the database ${location} ${what}`);
+    super(`The database ${location} ${what}`);
     this.name = 'MissingDatabaseError';
     this.location = location;
     this.problem = problem;

@@ -231,7 +231,7 @@ describe('an unusable DATA_DIR says why', () => {
   test('a DATA_DIR that is a file, or lies under one, says so', () => {
     const file = join(tempDir(), 'file');
     writeFileSync(file, '');
-    assert.throws(() => loadConfig({ DATA_DIR: file }), { message: `cannot create DATA_DIR ${file}: a file of that name exists and is not a directory (EEXIST)` });
+    assert.throws(() => loadConfig({ DATA_DIR: file }), { message: `cannot create DATA_DIR ${file}: a file of that name exists (EEXIST)` });
     assert.throws(() => loadConfig({ DATA_DIR: join(file, 'data') }), { message: `cannot create DATA_DIR ${join(file, 'data')}: a part of the path is not a directory (ENOTDIR)` });
   });
 
@@ -256,7 +256,7 @@ describe('an unusable DATA_DIR says why', () => {
 });
 
 describe('the SQLite store refuses to create when told not to', () => {
-  test('create: false rejects a missing, empty or schema-less file and writes nothing', async () => {
+  test("create: false rejects a missing, empty or schema-less file and writes nothing, and another program's database outright", async () => {
     const dir = tempDir();
     const missing = join(dir, 'missing.db');
     assert.throws(() => openSqliteStores({ path: missing, create: false }), (error: unknown) => error instanceof MissingDatabaseError && error.problem === 'missing');
@@ -265,6 +265,15 @@ describe('the SQLite store refuses to create when told not to', () => {
     writeFileSync(empty, '');
     assert.throws(() => openSqliteStores({ path: empty, create: false }), (error: unknown) => error instanceof MissingDatabaseError && error.problem === 'empty');
     assert.equal(statSync(empty).size, 0);
+    const foreign = join(dir, 'foreign.db');
+    const raw = new DatabaseSync(foreign);
+    raw.exec('CREATE TABLE notes (body TEXT)');
+    raw.close();
+    assert.throws(() => openSqliteStores({ path: foreign, create: false }), (error: unknown) => !(error instanceof MissingDatabaseError) && /holds tables that are not this service's/.test(String(error)));
+    const foreignDir = join(dir, 'foreign');
+    mkdirSync(foreignDir);
+    writeFileSync(join(foreignDir, 'service.db'), readFileSync(foreign));
+    await assert.rejects(initialiseDatabase(configFor(foreignDir)), /holds tables that are not this service's/, 'init never writes into another program\'s database');
     const made = join(dir, 'made.db');
     await openSqliteStores({ path: made }).close();
     const stores: Stores = openSqliteStores({ path: made, create: false });
