@@ -9,7 +9,11 @@
 //   bounds). Sizes are counted roughly as the bytes of value, key and target.
 // Conventions fixed here (the interfaces leave them open): `entries` lists newest first;
 // unknown reservations and teams are errors; `recordKeyUse` ignores unknown key ids and never
-// moves a key's last use backwards; after `close` every call rejects with StoreUnavailableError.
+// moves a key's last use backwards; after `close` every call rejects with StoreUnavailableError;
+// `commit` reports `charged: false` for a reservation already refunded (the sweep of abandoned
+// ones racing a slow request) and `charged: true` again for one already committed; `refund`
+// reports `refunded: true` only to the call that gave the credit back; `probeWrite` commits a
+// write and leaves no data behind.
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
