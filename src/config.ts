@@ -1,8 +1,9 @@
 // Configuration from the environment. Every value has a production default; the demo and the
 // tests override them.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { describeFsError } from './fs-errors.ts';
 
 /** Each platform's origin variable, canonical host and the other hosts it answers on (upstream/README.md). */
 export const PLATFORM_ORIGINS = {
@@ -66,23 +67,44 @@ function cursorSecret(env: Env, dataDir: string): string {
     return configured;
   }
   const file = join(dataDir, 'cursor-secret');
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch {
-    const secret = randomBytes(32).toString('base64url');
-    // 'wx' fails if another process created it meanwhile; then read theirs.
+  const read = (): string | null => {
+    let secret: string;
     try {
-      writeFileSync(file, `${secret}\n`, { flag: 'wx', mode: 0o600 });
-      return secret;
-    } catch {
-      return readFileSync(file, 'utf8').trim();
+      secret = readFileSync(file, 'utf8').trim();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw describeFsError(error, `cannot read the cursor secret ${file}`);
     }
+    // An emptied file must not quietly become an empty signing key.
+    if (secret.length < 16) throw new Error(`${file} is empty or shorter than 16 characters; delete it to generate a new one (cursors issued so far stop working)`);
+    return secret;
+  };
+  const existing = read();
+  if (existing !== null) return existing;
+  // Written whole under a temporary name, then linked into place: link fails if another process
+  // created the file meanwhile (then theirs is read), and nobody ever reads a half-written one.
+  const secret = randomBytes(32).toString('base64url');
+  const temporary = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temporary, `${secret}\n`, { mode: 0o600 });
+    linkSync(temporary, file);
+    return secret;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return read() as string;
+    throw describeFsError(error, `cannot write the cursor secret into DATA_DIR ${dataDir}`);
+  } finally {
+    rmSync(temporary, { force: true });
   }
 }
 
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = resolve(env.DATA_DIR || './data');
-  mkdirSync(dataDir, { recursive: true });
+  try {
+    // Private: it holds the database, the cursor secret and the demo key.
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw describeFsError(error, `cannot create DATA_DIR ${dataDir}`);
+  }
   const origins = {} as Record<Platform, string>;
   for (const [platform, { variable, host }] of Object.entries(PLATFORM_ORIGINS) as [Platform, (typeof PLATFORM_ORIGINS)[Platform]][]) {
     origins[platform] = parseOrigin(variable, env[variable] || `https://${host}`);

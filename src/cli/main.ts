@@ -3,7 +3,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../config.ts';
-import { openStores } from '../store/open.ts';
+import { initialiseDatabase, openStores, type Initialised } from '../store/open.ts';
 import { generateKey } from '../server/keys.ts';
 import type { Stores } from '../store/types.ts';
 
@@ -31,7 +31,11 @@ const nonNegativeInteger = (what: string) => (raw: string) => {
 
 class CliError extends Error {}
 
-export function buildCli(stores: () => Stores, print: (text: string) => void): Command {
+export function buildCli(
+  stores: () => Stores,
+  print: (text: string) => void,
+  initialise: () => Promise<Initialised> = () => initialiseDatabase(loadConfig()),
+): Command {
   const program = new Command('admin').description('Operator commands for teams, keys and credits').option('--json', 'print JSON').showHelpAfterError();
   program.exitOverride();
   const out = (value: Row | Row[]) => {
@@ -44,6 +48,14 @@ export function buildCli(stores: () => Stores, print: (text: string) => void): C
     return team;
   };
   const teamView = (team: { id: string; name: string; credits: number; rateLimit: number }) => ({ id: team.id, name: team.name, credits: team.credits, rateLimit: team.rateLimit });
+
+  program
+    .command('init')
+    .description('create a new, empty database in DATA_DIR on purpose (never replaces one that exists)')
+    .action(async () => {
+      const done = await initialise();
+      out({ database: done.database, orphanedWal: done.orphanedWal });
+    });
 
   const team = program.command('team').description('create, update and list teams');
   team

@@ -256,11 +256,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const hidden = { schema: { hide: true } };
   app.get('/openapi.json', hidden, async (_request, reply) => reply.header('content-type', JSON_TYPE).send(JSON.stringify(app.swagger())));
   app.get('/healthz', hidden, async (_request, reply) => reply.header('content-type', JSON_TYPE).send('{"status":"ok"}'));
-  app.get('/readyz', hidden, async (_request, reply) => {
+  app.get('/readyz', hidden, async (request, reply) => {
     try {
       await stores.ping();
+      // Reachable is not enough: a full disk or a read-only file fail every live scrape.
+      await stores.probeWrite();
     } catch (error) {
-      throw new ApiError('SERVICE_UNAVAILABLE', 'The store is unreachable.', { headers: { 'retry-after': '5' }, cause: error });
+      request.log.error({ err: error }, 'readiness check failed');
+      throw new ApiError('SERVICE_UNAVAILABLE', 'The store is unreachable or cannot write.', { headers: { 'retry-after': '5' }, cause: error });
     }
     return reply.header('content-type', JSON_TYPE).send('{"status":"ready"}');
   });

@@ -6,7 +6,7 @@ import { fullQuerySchema } from './query.ts';
 
 const Meta = Obj({
   requestId: Type.String({ description: 'Request identifier, prefix `req_`; also the `x-request-id` header.' }),
-  creditsCharged: Type.Integer({ description: '1 on a live scrape, 0 on a cache hit.' }),
+  creditsCharged: Type.Integer({ description: '1 on a live scrape, 0 on a cache hit (and on a live scrape whose credit was already refunded as abandoned).' }),
   creditsRemaining: Type.Integer({ description: 'Balance right after this request.' }),
   cached: Type.Boolean({ description: 'True on a cache hit.' }),
   cachedAt: Type.Optional(DateTime('When the cached result was scraped; present on a cache hit only.')),

@@ -150,10 +150,22 @@ export class ScrapeService {
       await this.#refund(reservation.reservationId, 'disconnected');
       return;
     }
-    const balance = await this.#stores.ledger.commit(reservation.reservationId);
-    this.#metrics.creditsCharged.inc({ endpoint: endpoint.id });
-    outcome.creditsCharged = 1;
-    send(reply, Buffer.from(scraped.json), { requestId: request.id, creditsCharged: 1, creditsRemaining: balance, cached: false });
+    const settled = await this.#stores.ledger.commit(reservation.reservationId);
+    if (settled.charged) {
+      this.#metrics.creditsCharged.inc({ endpoint: endpoint.id });
+      outcome.creditsCharged = 1;
+    } else {
+      // The reservation outlived its deadline and was refunded as abandoned (the service
+      // stalled past the budget and its margin). The result is good and already cached: it is
+      // served, but nothing is charged and the response says so.
+      request.log.warn({ reservationId: reservation.reservationId }, 'reservation refunded as abandoned before its commit; served without charge');
+    }
+    send(reply, Buffer.from(scraped.json), {
+      requestId: request.id,
+      creditsCharged: outcome.creditsCharged,
+      creditsRemaining: settled.balance,
+      cached: false,
+    });
   }
 
   /**
@@ -183,8 +195,9 @@ export class ScrapeService {
   }
 
   async #refund(reservationId: string, reason: string): Promise<void> {
-    await this.#stores.ledger.refund(reservationId);
-    this.#metrics.creditsRefunded.inc({ reason });
+    // Counted only when this call gave the credit back, not when the sweep of abandoned
+    // reservations already had (it counts its own).
+    if ((await this.#stores.ledger.refund(reservationId)).refunded) this.#metrics.creditsRefunded.inc({ reason });
   }
 
   /** Identical scrapes in flight share one upstream fetch. */

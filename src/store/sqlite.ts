@@ -7,11 +7,14 @@
 // spans an `await`, so calls from the same process cannot interleave inside one either.
 
 import { randomBytes } from 'node:crypto';
+import { accessSync, chmodSync, closeSync, constants, openSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Worker } from 'node:worker_threads';
 import type { StatementSync } from 'node:sqlite';
+import { describeFsError } from '../fs-errors.ts';
 import { InProcessRateLimiter } from './memory-limiter.ts';
-import { StoreUnavailableError } from './types.ts';
+import { MissingDatabaseError, StoreUnavailableError } from './types.ts';
 import type {
   AccountStore,
   ApiKeyRecord,
@@ -37,11 +40,19 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** How often reads recorded in memory are written to `cache.accessed_at`; default 5 s. */
   cacheTouchFlushMs?: number;
+  /**
+   * Whether a missing or empty file is initialised with a new, empty database (the default).
+   * When false, the file must already hold this service's schema; otherwise MissingDatabaseError
+   * is thrown and nothing is written.
+   */
+  create?: boolean;
+  /** Writes that would grow the database beyond this many bytes fail as on a full disk (SQLITE_FULL). */
+  maxDatabaseBytes?: number;
 }
 
 const GIB = 1024 ** 3;
 const DAY_MS = 24 * 60 * 60 * 1000;
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 /** After an eviction the cache is brought down to this share of its bound. */
 const EVICT_TO = 0.9;
 /** Reads remembered before a flush is forced (bounds the in-memory set). */
@@ -116,6 +127,13 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX cache_target ON cache (target);
   CREATE INDEX cache_accessed ON cache (accessed_at);
   CREATE INDEX cache_stored ON cache (stored_at);
+  `,
+  // v2: written and emptied again by the readiness probe (probeWrite); never holds a row.
+  `
+  CREATE TABLE write_probe (
+    id      INTEGER PRIMARY KEY,
+    filler  BLOB NOT NULL
+  ) STRICT;
   `,
 ];
 
@@ -201,6 +219,10 @@ function prepareAll(db: DatabaseSync) {
   const p = (sql: string): StatementSync => db.prepare(sql);
   return {
     ping: p('SELECT 1 AS one'),
+    // A row larger than a page, so that the probe needs a page of storage that is free now.
+    probeInsert: p('INSERT INTO write_probe (filler) VALUES (zeroblob(?))'),
+    probeDelete: p('DELETE FROM write_probe'),
+    pageSize: p('PRAGMA page_size'),
     // Transaction control, prepared once: exec() would parse the text at every call.
     beginImmediate: p('BEGIN IMMEDIATE'),
     commitTx: p('COMMIT'),
@@ -280,7 +302,7 @@ class Connection {
   #versionFresh = false;
 
 
-  constructor(path: string, busyTimeoutMs: number) {
+  constructor(path: string, busyTimeoutMs: number, options: { create: boolean; maxDatabaseBytes?: number }) {
     try {
       this.db = new DatabaseSync(path, { timeout: busyTimeoutMs });
     } catch (err) {
@@ -288,6 +310,17 @@ class Connection {
     }
     try {
       this.db.exec(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
+      // Checked before anything is written: switching an empty file to WAL writes its header.
+      if (!options.create && this.#schemaVersion() === 0) {
+        const tables = (this.db.prepare('SELECT count(*) AS n FROM sqlite_master').get() as Row).n as number;
+        // Another program's database is not an empty one to initialise.
+        if (tables > 0) throw new Error(`${path} holds tables that are not this service's; refusing to use it`);
+        throw new MissingDatabaseError(path, 'no-schema');
+      }
+      if (options.maxDatabaseBytes !== undefined) {
+        const pageSize = (this.db.prepare('PRAGMA page_size').get() as Row).page_size as number;
+        this.db.exec(`PRAGMA max_page_count = ${Math.max(1, Math.floor(options.maxDatabaseBytes / pageSize))}`);
+      }
       this.db.exec('PRAGMA journal_mode = WAL');
       this.db.exec('PRAGMA synchronous = NORMAL');
       this.db.exec('PRAGMA foreign_keys = ON');
@@ -303,8 +336,12 @@ class Connection {
     }
   }
 
+  #schemaVersion(): number {
+    return (this.db.prepare('PRAGMA user_version').get() as Row).user_version as number;
+  }
+
   #migrate(): void {
-    const version = (): number => (this.db.prepare('PRAGMA user_version').get() as Row).user_version as number;
+    const version = (): number => this.#schemaVersion();
     if (version() === SCHEMA_VERSION) return;
     this.tx(() => {
       // Re-read under the write lock: another process may have migrated meanwhile.
@@ -346,6 +383,31 @@ class Connection {
     } catch (err) {
       throw toStoreError(err);
     }
+  }
+
+  /**
+   * Commits a write that needs one page of free storage and leaves nothing behind. Not counted
+   * as a write: it changes nothing that readers could see.
+   */
+  probeWrite(): void {
+    this.run(() => {
+      const pageSize = (this.st.pageSize.get() as Row).page_size as number;
+      this.st.beginImmediate.run();
+      try {
+        this.st.probeInsert.run(pageSize);
+        this.st.probeDelete.run();
+        this.st.commitTx.run();
+      } catch (err) {
+        if (this.db.isTransaction) {
+          try {
+            this.db.exec('ROLLBACK');
+          } catch {
+            // The original error matters more.
+          }
+        }
+        throw err;
+      }
+    });
   }
 
   /** Runs `fn` in a write transaction (BEGIN IMMEDIATE). `fn` must be synchronous. */
@@ -532,21 +594,22 @@ function ledger(c: Connection): Ledger {
       });
     },
 
-    async commit(reservationId: string): Promise<number> {
+    async commit(reservationId: string): Promise<{ charged: boolean; balance: number }> {
       return c.tx(() => {
         const r = st.getReservation.get(reservationId);
         if (!r) throw new Error(`unknown reservation ${reservationId}`);
-        // Only a pending reservation becomes committed; a refunded one stays refunded.
-        st.markCommitted.run(reservationId);
-        return balanceOf(r.team_id as string) as number;
+        // Only a pending reservation becomes committed; a refunded one stays refunded, and its
+        // charge was given back: the caller must not report it.
+        const charged = st.markCommitted.run(reservationId).changes === 1 || r.state === 'committed';
+        return { charged, balance: balanceOf(r.team_id as string) as number };
       });
     },
 
-    async refund(reservationId: string): Promise<number> {
+    async refund(reservationId: string): Promise<{ refunded: boolean; balance: number }> {
       return c.tx(() => {
         const result = refundOne(reservationId);
         if (!result) throw new Error(`unknown reservation ${reservationId}`);
-        return balanceOf(result.teamId) as number;
+        return { refunded: result.refunded, balance: balanceOf(result.teamId) as number };
       });
     },
 
@@ -799,6 +862,45 @@ function startCheckpointer(c: Connection, path: string): { stop: () => Promise<v
   };
 }
 
+// ---- files -------------------------------------------------------------------------------
+
+/** The database file and the files SQLite keeps next to it. */
+export const sqliteFiles = (path: string): string[] => [path, `${path}-wal`, `${path}-shm`];
+
+/**
+ * Makes the database file private before SQLite opens it: SQLite creates it with 0644 by
+ * default, and gives the -wal and -shm files the database file's permissions. Files an earlier
+ * version created more openly are tightened too. Refuses a missing or empty file unless
+ * `create`, without creating anything.
+ */
+function prepareFile(path: string, create: boolean): void {
+  const unavailable = (err: unknown, doing: string) => new StoreUnavailableError(describeFsError(err, doing).message, { cause: err });
+  let size: number | null = null;
+  try {
+    size = statSync(path).size;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unavailable(err, `cannot read ${path}`);
+  }
+  if (!create && !size) throw new MissingDatabaseError(path, size === null ? 'missing' : 'empty');
+  try {
+    // SQLite needs to create the -wal and -shm files next to the database.
+    accessSync(dirname(path), constants.W_OK);
+    // 'a' creates the file when absent and never truncates one that exists.
+    closeSync(openSync(path, 'a', 0o600));
+  } catch (err) {
+    throw unavailable(err, `cannot write the database ${path}`);
+  }
+  for (const file of sqliteFiles(path)) {
+    try {
+      chmodSync(file, 0o600);
+    } catch (err) {
+      // Absent (no -wal after a clean close), or owned by another user who keeps its mode.
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'EPERM') throw unavailable(err, `cannot make ${file} private`);
+    }
+  }
+}
+
 // ---- entry point -------------------------------------------------------------------------
 
 export function openSqliteStores(options: SqliteStoreOptions): Stores {
@@ -809,7 +911,9 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
   if (!(maxBytes > 0)) throw new RangeError(`cacheMaxBytes must be positive, got ${maxBytes}`);
   if (!(maxAgeMs > 0)) throw new RangeError(`cacheMaxAgeMs must be positive, got ${maxAgeMs}`);
 
-  const c = new Connection(options.path, busyTimeoutMs);
+  const create = options.create ?? true;
+  if (options.path !== ':memory:') prepareFile(options.path, create);
+  const c = new Connection(options.path, busyTimeoutMs, { create, maxDatabaseBytes: options.maxDatabaseBytes });
   const cache = cacheStore(c, maxBytes, maxAgeMs);
   const checkpointer = options.path === ':memory:' ? null : startCheckpointer(c, options.path);
   const timer = setInterval(() => {
@@ -834,6 +938,10 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
 
     async ping(): Promise<void> {
       c.run(() => c.st.ping.get());
+    },
+
+    async probeWrite(): Promise<void> {
+      c.probeWrite();
     },
 
     async close(): Promise<void> {

@@ -61,6 +61,11 @@ export type ReserveResult =
   | { ok: true; reservationId: string; balance: number }
   | { ok: false; balance: number };
 
+/** The team's balance right after a commit or refund. */
+export interface Settlement {
+  balance: number;
+}
+
 export interface Usage {
   teamId: string;
   charged: number;
@@ -78,10 +83,19 @@ export interface Ledger {
    * reservation that expires at `deadline` (epoch ms). Never lets the balance go below zero.
    */
   reserve(teamId: string, amount: number, requestId: string, deadline: number): Promise<ReserveResult>;
-  /** Keeps a reservation's charge; returns the balance. */
-  commit(reservationId: string): Promise<number>;
-  /** Gives a pending reservation back exactly once; returns the balance. */
-  refund(reservationId: string): Promise<number>;
+  /**
+   * Keeps a pending reservation's charge. `charged` says whether the charge stands: true when
+   * this call committed it (or an earlier commit did), false when the reservation had already
+   * been refunded (e.g. by `refundExpired` racing a slow request), in which case nothing is
+   * charged and the caller must not report a charge. Throws for an unknown reservation.
+   */
+  commit(reservationId: string): Promise<Settlement & { charged: boolean }>;
+  /**
+   * Gives a pending reservation back exactly once. `refunded` is true only for the call that
+   * gave it back: false when it was already refunded or committed (a committed charge stays).
+   * Throws for an unknown reservation.
+   */
+  refund(reservationId: string): Promise<Settlement & { refunded: boolean }>;
   /** Refunds every pending reservation whose deadline is before `now`; returns how many. */
   refundExpired(now: number): Promise<number>;
   balance(teamId: string): Promise<number | null>;
@@ -125,8 +139,14 @@ export interface Stores {
   ledger: Ledger;
   cache: CacheStore;
   limiter: RateLimiter;
-  /** Cheap reachability check for `/readyz`. */
+  /** Cheap reachability check (a read). */
   ping(): Promise<void>;
+  /**
+   * Readiness check for `/readyz`: commits a small write that needs fresh storage (a full disk,
+   * a read-only file or a held write lock make it fail as live scrapes would), and leaves no
+   * data behind. Rejects with StoreUnavailableError when the store cannot write now.
+   */
+  probeWrite(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -135,5 +155,23 @@ export class StoreUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'StoreUnavailableError';
+  }
+}
+
+/**
+ * Thrown when opening a store that must already hold the service's data (teams, keys, credits,
+ * ledger) finds none: the file is missing or empty, or holds no schema. Starting over with an
+ * empty database would lose that data silently, so it is only done on purpose.
+ */
+export class MissingDatabaseError extends Error {
+  readonly location: string;
+  readonly problem: 'missing' | 'empty' | 'no-schema';
+
+  constructor(location: string, problem: 'missing' | 'empty' | 'no-schema') {
+    const what = { missing: 'is missing', empty: 'is empty (0 bytes)', 'no-schema': "holds none of the service's tables" }[problem];
+    super(`The database ${location} ${what}`);
+    this.name = 'MissingDatabaseError';
+    this.location = location;
+    this.problem = problem;
   }
 }

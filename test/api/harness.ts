@@ -10,7 +10,7 @@ import { endpoints } from '../../src/endpoints/index.ts';
 import type { EndpointDeclaration, ExtractRequest, ExtractResult, Extractor, UpstreamPosition } from '../../src/endpoints/types.ts';
 import { buildApp, type AppOptions } from '../../src/server/app.ts';
 import { generateKey } from '../../src/server/keys.ts';
-import { openSqliteStores } from '../../src/store/sqlite.ts';
+import { openSqliteStores, type SqliteStoreOptions } from '../../src/store/sqlite.ts';
 import type { Stores, Team } from '../../src/store/types.ts';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'upstream');
@@ -84,11 +84,13 @@ export interface HarnessOptions {
   app?: Partial<AppOptions>;
   /** Wrap the stores, e.g. to make them fail. */
   wrapStores?: (stores: Stores) => Stores;
+  /** Options of the SQLite store, e.g. a bound on its size. */
+  sqlite?: Partial<SqliteStoreOptions>;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'api-test-'));
-  const realStores = openSqliteStores({ path: join(dir, 'service.db') });
+  const realStores = openSqliteStores({ ...options.sqlite, path: join(dir, 'service.db') });
   const stores = options.wrapStores ? options.wrapStores(realStores) : realStores;
   const clock = { now: Date.now() };
   const harness = { calls: [], script: defaultScript, clock } as unknown as Harness;

@@ -182,6 +182,7 @@ export function failingStores(failing: Set<string>): (stores: Stores) => Stores 
     cache: wrap('cache', stores.cache),
     limiter: wrap('limiter', stores.limiter),
     ping: () => stores.ping(),
+    probeWrite: () => stores.probeWrite(),
     close: () => stores.close(),
   });
 }

@@ -3,7 +3,7 @@
 // messages for bad input, and its effect on a running server over real HTTP.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -301,6 +301,56 @@ describe('operator CLI: output', () => {
     assert.match(result.stderr, /--amount must be a positive integer/);
     assert.doesNotMatch(result.stderr, STACK);
     assert.equal(result.stdout, '');
+  });
+});
+
+describe('operator CLI: init', () => {
+  let dir = '';
+  before(() => {
+    dir = tempDir();
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('`init` is listed with its description', async () => {
+    const help = await admin(dir, '--help');
+    assert.equal(help.code, 0, help.stderr);
+    // Commander wraps the description to the terminal's width.
+    assert.ok(
+      help.stdout.replace(/\s+/g, ' ').includes(' init create a new, empty database in DATA_DIR on purpose (never replaces one that exists) '),
+      help.stdout,
+    );
+  });
+
+  test('`npm run -s admin -- --json init` creates the database; a second init refuses and changes nothing', async () => {
+    const created = await npmAdmin(dir, '--json', 'init');
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal(created.stderr, '');
+    assert.deepEqual(JSON.parse(created.stdout), { database: join(dir, 'service.db'), orphanedWal: null });
+    const team = await adminJson<TeamView>(dir, 'team', 'create', '--name', 'kept', '--credits', '5');
+
+    const again = await adminInProcess(dir, '--json', 'init');
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /^error: .*service\.db already holds a database; init never replaces one/);
+    assert.equal(again.stdout, '');
+    assert.deepEqual((await adminJson<TeamView[]>(dir, 'team', 'list')).map((t) => t.id), [team.id]);
+  });
+
+  test('every command refuses a used DATA_DIR whose service.db is gone, naming the file and `init`; init starts over', async () => {
+    rmSync(join(dir, 'service.db'));
+    const refused = await admin(dir, '--json', 'team', 'list');
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, new RegExp(`^error: The database ${join(dir, 'service.db').replaceAll('.', '\\.')} is missing, but DATA_DIR`));
+    assert.match(refused.stderr, /npm run -s admin -- init/);
+    assert.doesNotMatch(refused.stderr, STACK);
+    assert.equal(refused.stdout, '');
+    assert.equal(existsSync(join(dir, 'service.db')), false, 'no empty database was created');
+
+    const init = await adminInProcess(dir, 'init');
+    assert.equal(init.code, 0, init.stderr);
+    const { headers, rows } = parseTable(init.stdout);
+    assert.deepEqual(headers, ['database', 'orphanedWal']);
+    assert.equal(rows[0]?.[0], join(dir, 'service.db'));
+    assert.deepEqual(await adminJson<TeamView[]>(dir, 'team', 'list'), [], 'a new, empty database');
   });
 });
 

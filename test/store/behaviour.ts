@@ -9,7 +9,11 @@
 //   bounds). Sizes are counted roughly as the bytes of value, key and target.
 // Conventions fixed here (the interfaces leave them open): `entries` lists newest first;
 // unknown reservations and teams are errors; `recordKeyUse` ignores unknown key ids and never
-// moves a key's last use backwards; after `close` every call rejects with StoreUnavailableError.
+// moves a key's last use backwards; after `close` every call rejects with StoreUnavailableError;
+// `commit` reports `charged: false` for a reservation already refunded (the sweep of abandoned
+// ones racing a slow request) and `charged: true` again for one already committed; `refund`
+// reports `refunded: true` only to the call that gave the credit back; `probeWrite` commits a
+// write and leaves no data behind.
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -75,11 +79,20 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         await s.ping();
       });
 
+      it('probeWrite resolves while the store can write, and leaves nothing behind', async (s) => {
+        const team = await newTeam(s, 2);
+        for (let i = 0; i < 20; i++) await s.probeWrite();
+        assert.equal(await assertConsistent(s, team.id), 2);
+        assert.deepEqual(await s.ledger.entries(team.id), (await s.ledger.entries(team.id)).slice(0, 1));
+        assert.deepEqual((await s.accounts.listTeams()).map((t) => t.id), [team.id]);
+      });
+
       test('every call rejects with StoreUnavailableError after close', async () => {
         const s = await open();
         const team = await newTeam(s, 1);
         await s.close();
         await assert.rejects(s.ping(), StoreUnavailableError);
+        await assert.rejects(s.probeWrite(), StoreUnavailableError);
         await assert.rejects(s.accounts.getTeam(team.id), StoreUnavailableError);
         await assert.rejects(s.ledger.balance(team.id), StoreUnavailableError);
         await assert.rejects(s.cache.get('k'), StoreUnavailableError);
@@ -267,8 +280,8 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.equal(r2.balance, 12);
         assert.equal(r3.balance, 11);
         assert.equal(r4.balance, 0);
-        assert.equal(await s.ledger.commit(r1.reservationId), 11);
-        assert.equal(await s.ledger.refund(r2.reservationId), 13);
+        assert.deepEqual(await s.ledger.commit(r1.reservationId), { charged: true, balance: 11 });
+        assert.deepEqual(await s.ledger.refund(r2.reservationId), { refunded: true, balance: 13 });
         const tooMuch = await s.ledger.reserve(team.id, 14, reqId(), base + MINUTE);
         assert.deepEqual(tooMuch, { ok: false, balance: 13 });
         const all = await s.ledger.reserve(team.id, 13, reqId(), base + MINUTE);
@@ -337,9 +350,9 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         const r = await s.ledger.reserve(team.id, 2, reqId(), Date.now() + MINUTE);
         assert.ok(r.ok);
         assert.equal(r.balance, 1);
-        assert.equal(await s.ledger.refund(r.reservationId), 3);
-        assert.equal(await s.ledger.refund(r.reservationId), 3, 'second refund changes nothing');
-        assert.equal(await s.ledger.commit(r.reservationId), 3, 'commit after refund charges nothing');
+        assert.deepEqual(await s.ledger.refund(r.reservationId), { refunded: true, balance: 3 });
+        assert.deepEqual(await s.ledger.refund(r.reservationId), { refunded: false, balance: 3 }, 'second refund changes nothing');
+        assert.deepEqual(await s.ledger.commit(r.reservationId), { charged: false, balance: 3 }, 'commit after refund charges nothing and says so');
         assert.equal(await assertConsistent(s, team.id), 3);
 
         const r2 = await s.ledger.reserve(team.id, 1, reqId(), Date.now() - 1);
@@ -349,9 +362,9 @@ export function storeBehaviour(name: string, open: OpenStores): void {
           s.ledger.refund(r2.reservationId),
           s.ledger.refundExpired(Date.now() + 1),
         ]);
-        assert.equal(a, 3);
-        assert.equal(b, 3);
-        assert.ok(n === 0 || n === 1);
+        assert.equal(a.balance, 3);
+        assert.equal(b.balance, 3);
+        assert.equal([a.refunded, b.refunded].filter(Boolean).length + n, 1, 'exactly one of the three gave it back, and only that one says so');
         const refunds = (await s.ledger.entries(team.id, 100)).filter((e) => e.reason === 'refund');
         assert.equal(refunds.length, 2);
         assert.equal(await assertConsistent(s, team.id), 3);
@@ -363,9 +376,9 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         const deadline = Date.now() + 1000;
         const r = await s.ledger.reserve(team.id, 1, reqId(), deadline);
         assert.ok(r.ok);
-        assert.equal(await s.ledger.commit(r.reservationId), 1);
-        assert.equal(await s.ledger.commit(r.reservationId), 1, 'committing twice');
-        assert.equal(await s.ledger.refund(r.reservationId), 1, 'a committed reservation is not refunded');
+        assert.deepEqual(await s.ledger.commit(r.reservationId), { charged: true, balance: 1 });
+        assert.deepEqual(await s.ledger.commit(r.reservationId), { charged: true, balance: 1 }, 'committing twice: the one charge stands');
+        assert.deepEqual(await s.ledger.refund(r.reservationId), { refunded: false, balance: 1 }, 'a committed reservation is not refunded');
         assert.equal(await s.ledger.refundExpired(deadline + MINUTE), 0);
         assert.equal(await assertConsistent(s, team.id), 1);
         const usage = await s.ledger.usage(team.id);
@@ -393,7 +406,7 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.equal(await s.ledger.refundExpired(t + 2_000), 0);
         assert.equal(await s.ledger.balance(team.id), 7);
         assert.equal(await s.ledger.balance(other.id), 10);
-        assert.equal(await s.ledger.refund(early.reservationId), 7, 'refund after refundExpired changes nothing');
+        assert.deepEqual(await s.ledger.refund(early.reservationId), { refunded: false, balance: 7 }, 'refund after refundExpired changes nothing');
 
         const counts = await Promise.all(Array.from({ length: 5 }, () => s.ledger.refundExpired(t + 10_000)));
         assert.equal(
@@ -408,7 +421,31 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.equal(usage?.pendingReservations, 0);
         assert.equal(usage?.charged, 5);
         assert.equal(usage?.refunded, 4);
-        assert.equal(await s.ledger.commit(late.reservationId), 9, 'a late commit charges nothing');
+        assert.deepEqual(await s.ledger.commit(late.reservationId), { charged: false, balance: 9 }, 'a late commit charges nothing and says so');
+      });
+
+      it('a commit racing the sweep of abandoned reservations reports a charge only if it stands', async (s) => {
+        // A slow request commits while refundExpired gives its reservation back: whichever
+        // wins, the balance, the ledger and what commit reports agree.
+        const team = await newTeam(s, 20);
+        const t = Date.now();
+        const reservations = await Promise.all(Array.from({ length: 10 }, () => s.ledger.reserve(team.id, 1, reqId(), t + 1_000)));
+        const ids = reservations.map((r) => (r.ok ? r.reservationId : assert.fail('reserved')));
+        const [commits, swept] = await Promise.all([Promise.all(ids.map((id) => s.ledger.commit(id))), s.ledger.refundExpired(t + 2_000)]);
+        const charged = commits.filter((result) => result.charged).length;
+        assert.equal(charged + swept, 10, 'each reservation is either charged or refunded, never both');
+        assert.equal(await assertConsistent(s, team.id), 20 - charged);
+        const usage = await s.ledger.usage(team.id);
+        assert.equal(usage?.charged, 10);
+        assert.equal(usage?.refunded, swept);
+        assert.equal(usage?.pendingReservations, 0);
+        // Settling again changes nothing and reports the same.
+        for (const [index, id] of ids.entries()) {
+          const again = await s.ledger.commit(id);
+          assert.equal(again.charged, commits[index]?.charged, 'a second commit reports what the first one did');
+          assert.equal((await s.ledger.refund(id)).refunded, false);
+        }
+        assert.equal(await assertConsistent(s, team.id), 20 - charged);
       });
     });
 

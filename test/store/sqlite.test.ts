@@ -68,13 +68,13 @@ describe('sqlite specifics', () => {
     await s.ping();
     const raw = new DatabaseSync(path);
     try {
-      assert.equal((raw.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 1);
+      assert.equal((raw.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 2);
       assert.equal((raw.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal');
       const tables = raw
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
         .all()
         .map((r) => r.name);
-      assert.deepEqual(tables, ['api_keys', 'cache', 'ledger', 'reservations', 'teams']);
+      assert.deepEqual(tables, ['api_keys', 'cache', 'ledger', 'reservations', 'teams', 'write_probe']);
       // The ledger is append-only, even for a hand-written statement.
       const team = await s.accounts.createTeam({ name: 't', credits: 3, rateLimit: 1 });
       assert.throws(() => raw.prepare('UPDATE ledger SET amount = 100').run(), /append-only/);
@@ -107,7 +107,7 @@ describe('sqlite specifics', () => {
     assert.equal(found?.key.lastUsedAt, '2030-01-01T00:00:00.000Z');
     assert.deepEqual(await b.cache.get('cache-key'), { value: '{"a":1}', storedAt: 1234 });
     assert.equal((await b.ledger.usage(team.id))?.pendingReservations, 1);
-    assert.equal(await b.ledger.refund(r.reservationId), 5);
+    assert.deepEqual(await b.ledger.refund(r.reservationId), { refunded: true, balance: 5 });
     assert.equal(await ledgerSum(b, team.id), 5);
     await b.close();
   });
@@ -220,8 +220,7 @@ describe('sqlite specifics', () => {
     const oneByOne = `
       const ids = data.ids;
       ready();
-      let balance = 0;
-      for (const id of ids) balance = await stores.ledger.refund(id);
+      for (const id of ids) await stores.ledger.refund(id);
       return -1;
     `;
     const raw = new DatabaseSync(path, { readOnly: true });
