@@ -250,6 +250,15 @@ describe('origin only', () => {
     assert.equal(server.connections(), 0);
   });
 
+  test('a header name or value that is not valid HTTP is a programming error: thrown, never sent, never retried', async (t) => {
+    const server = await startServer(t, (_req, res) => res.end('ok'));
+    const client = makeClient(t, { [PLATFORM]: server.origin });
+    for (const headers of [{ 'x-token': 'a\r\nHost: evil.test' } as Record<string, string>, { 'x-token': 'a\u0000b' }, { 'x bad': 'v' }, { 'x-b\u0001ad': 'v' }]) {
+      await assert.rejects(call(client, { path: '/p', kind: 'api', headers }), (error) => error instanceof Error && !(error instanceof UpstreamOutcome), JSON.stringify(headers));
+    }
+    assert.equal(server.connections(), 0);
+  });
+
   test('binding a platform without a configured origin fails', async (t) => {
     const server = await startServer(t, (_req, res) => res.end('ok'));
     const client = makeClient(t, { [PLATFORM]: server.origin });
