@@ -80,14 +80,17 @@ export function isBrowserNavigation(request: SandboxRequest): boolean {
 /**
  * Faults shared by every platform, chosen by the account name's prefix:
  * `slow-…` answers after the configured latency; `flaky-…` answers 503, then resets the
- * connection, then succeeds (per distinct request, counting attempts); `down-…` always
- * answers 503. Returns null when the name asks for no fault; otherwise the fault, or
- * `{ delayMs }` to add to the normal answer.
+ * connection, then succeeds (per distinct request, counting attempts); `hiccup-…` answers the
+ * first attempt of each request with an empty `200` body, which every contract calls a
+ * transient failure, and the retry normally (odd attempts empty, even ones answered);
+ * `down-…` always answers 503. Returns null when the name asks for no fault; otherwise the
+ * fault, or `{ delayMs }` to add to the normal answer.
  */
 export function accountFault(name: string, context: SandboxContext): SandboxResponse | { delayMs: number } | null {
   const lower = name.toLowerCase();
   if (lower.startsWith('slow-')) return { delayMs: context.slowMs };
   if (lower.startsWith('down-')) return text('Service Unavailable', 503);
+  if (lower.startsWith('hiccup-')) return context.attempt % 2 === 1 ? html('', 200) : null;
   if (lower.startsWith('flaky-')) {
     const phase = (context.attempt - 1) % 3;
     if (phase === 0) return text('Service Unavailable', 503);

@@ -19,6 +19,18 @@ export interface SandboxOptions {
   slowMs?: number;
   /** Largest request body accepted, in bytes. */
   maxBodyBytes?: number;
+  /** Told of every answer (for tests that check what the upstream served). */
+  observe?: (served: ServedAnswer) => void;
+}
+
+/** One answer of the sandbox: status 0 is a reset connection; `bytes` is the body before compression. */
+export interface ServedAnswer {
+  platform: SandboxPlatform['name'];
+  method: string;
+  /** Path and query. */
+  path: string;
+  status: number;
+  bytes: number;
 }
 
 export interface RunningSandbox {
@@ -62,7 +74,7 @@ function encode(body: Buffer, accept: string, path: string): { body: Buffer; enc
   return { body };
 }
 
-function serve(platform: SandboxPlatform, options: Required<SandboxOptions>): Server {
+function serve(platform: SandboxPlatform, options: Settings): Server {
   const attempts = new Map<string, number>();
   let served = 0;
   return createServer(async (incoming: IncomingMessage, outgoing: ServerResponse) => {
@@ -87,19 +99,24 @@ function serve(platform: SandboxPlatform, options: Required<SandboxOptions>): Se
       if (options.flakyRate > 0) {
         const every = Math.max(1, Math.round(1 / options.flakyRate));
         if (served % every === 0) {
-          if ((served / every) % 2 === 0) incoming.socket.destroy();
+          const reset = (served / every) % 2 === 0;
+          options.observe?.({ platform: platform.name, method: request.method, path: `${url.pathname}${url.search}`, status: reset ? 0 : 503, bytes: reset ? 0 : 19 });
+          if (reset) incoming.socket.destroy();
           else outgoing.writeHead(503, { 'content-type': 'text/plain' }).end('Service Unavailable');
           return;
         }
       }
 
       const response: SandboxResponse = await platform.handle(request, { seed: options.seed, attempt, slowMs: options.slowMs });
+      const where = { platform: platform.name, method: request.method, path: `${url.pathname}${url.search}` };
       if ('reset' in response) {
+        options.observe?.({ ...where, status: 0, bytes: 0 });
         incoming.socket.destroy();
         return;
       }
       if (response.delayMs) await sleep(response.delayMs);
       const raw = typeof response.body === 'string' ? Buffer.from(response.body) : response.body;
+      options.observe?.({ ...where, status: response.status, bytes: raw.length });
       const { body: payload, encoding } = encode(raw, headers['accept-encoding'] ?? '', url.pathname);
       const out: Record<string, string> = { ...response.headers, 'content-length': String(payload.length) };
       if (encoding) out['content-encoding'] = encoding;
@@ -111,8 +128,10 @@ function serve(platform: SandboxPlatform, options: Required<SandboxOptions>): Se
   });
 }
 
+type Settings = Required<Omit<SandboxOptions, 'observe'>> & Pick<SandboxOptions, 'observe'>;
+
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
-  const settings: Required<SandboxOptions> = {
+  const settings: Settings = {
     seed: options.seed ?? 'sandbox',
     host: options.host ?? '127.0.0.1',
     portBase: options.portBase ?? 0,
@@ -120,6 +139,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     flakyRate: options.flakyRate ?? 0,
     slowMs: options.slowMs ?? 3_000,
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+    observe: options.observe,
   };
   const servers: Server[] = [];
   const origins = {} as Record<SandboxPlatform['name'], string>;

@@ -1007,5 +1007,6 @@ export const linkpageASandbox: SandboxPlatform = {
     entry('slow: answers after the configured latency', 'https://linkpage-a.example/slow-luna'),
     entry('flaky: 503, then a reset, then the profile', 'https://linkpage-a.example/flaky-luna'),
     entry('down: always 503 → 502', 'https://linkpage-a.example/down-luna'),
+    entry('hiccup: each request first answered with an empty 200 body (transient), the retry with the profile → 200', 'https://linkpage-a.example/hiccup-luna'),
   ],
 };

@@ -95,7 +95,7 @@ const PAGES: Record<string, PageSpec> = {
 };
 
 /** `slow_x`, `flaky.x`… (usernames cannot hold `-`) as the shared fault names `slow-x`, `flaky-x`. */
-const faultName = (username: string): string => username.replace(/^(slow|flaky|down)[_.]/, '$1-');
+const faultName = (username: string): string => username.replace(/^(slow|flaky|down|hiccup)[_.]/, '$1-');
 
 /** The spec of any other username: an ordinary page drawn from the seed. */
 function generatedSpec(seed: string, username: string): PageSpec {
@@ -120,7 +120,7 @@ function generatedSpec(seed: string, username: string): PageSpec {
 
 /** What a (lower-case) username answers: a page spec, or a special answer. */
 export function accountOf(seed: string, username: string): { special: Special } | { spec: PageSpec } {
-  const base = username.replace(/^(slow|flaky|down)[_.]/, '');
+  const base = username.replace(/^(slow|flaky|down|hiccup)[_.]/, '');
   const special = SPECIAL[username] ?? (username.startsWith('ghost') ? 'not_found' : undefined);
   if (special) return { special };
   return { spec: PAGES[username] ?? PAGES[base] ?? generatedSpec(seed, username) };
@@ -772,6 +772,7 @@ export const LINKPAGE_B_CATALOGUE: CatalogueEntry[] = [
   entry('slow_luna', 'ordinary page answered after the configured slow latency'),
   entry('flaky_luna', 'ordinary page: 503, then a reset connection, then the page'),
   entry('down_luna', 'always HTTP 503'),
+  entry('hiccup_luna', 'ordinary page: each request first answered with an empty 200 body (transient), the retry with the page → 200'),
   entry('variant7x', 'any other username: an ordinary page generated from the seed and the name'),
 ];
 

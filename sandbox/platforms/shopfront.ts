@@ -123,6 +123,7 @@ const ACCOUNTS: Record<string, Account> = {
   'slow-cooks': { ...ordinary, description: 'ordinary storefront answering after the configured latency (`slow-` prefix)' },
   'flaky-cooks': { ...ordinary, description: 'answers 503, then a reset, then succeeds, per request (`flaky-` prefix)' },
   'down-cooks': { ...ordinary, description: 'always 503 (`down-` prefix): 502 UPSTREAM_BLOCKED after retries' },
+  'hiccup-cooks': { ...ordinary, posts: 30, description: 'the storefront page and each feed request first answered with an empty 200 body (`hiccup-` prefix, transient), the retry normally: 200 on every page' },
 };
 
 function accountOf(handle: string): Account {
@@ -496,7 +497,7 @@ function handleOfStorefront(seed: string, storefrontId: string): string | undefi
 const isBot = (request: SandboxRequest) =>
   !/Mozilla\/5\.0/.test(request.headers['user-agent'] ?? '') || (request.headers['accept-language'] ?? '').trim() === '';
 
-/** Applies the shared `slow-`/`flaky-`/`down-` faults of the account to an answer. */
+/** Applies the shared `slow-`/`flaky-`/`down-`/`hiccup-` faults of the account to an answer. */
 function withFault(handle: string, context: SandboxContext, answer: () => SandboxResponse): SandboxResponse {
   const fault = accountFault(handle, context);
   if (fault === null) return answer();

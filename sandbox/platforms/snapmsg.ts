@@ -185,8 +185,8 @@ const SPOTLIGHTS: Record<string, SpotlightAccount> = {
   brokenComments_000001: { kind: 'brokenComments', description: 'unrecognised: comments API answers an HTML page' },
 };
 
-const FAULT_PROFILES = ['slow-luna', 'flaky-luna', 'down-luna'];
-const FAULT_SPOTLIGHTS = ['slow-spotlight-00001', 'flaky-spotlight-0001', 'down-spotlight-00001'];
+const FAULT_PROFILES = ['slow-luna', 'flaky-luna', 'down-luna', 'hiccup-luna'];
+const FAULT_SPOTLIGHTS = ['slow-spotlight-00001', 'flaky-spotlight-0001', 'down-spotlight-00001', 'hiccup-spotlight-001'];
 
 function profileAccount(username: string): ProfileAccount {
   const named = PROFILES[username];
@@ -908,6 +908,7 @@ const FAULTS = [
   'slow: every answer after the configured latency',
   'flaky: each request answered 503, then a reset connection, then normally',
   'down: always 503',
+  'hiccup: each request first answered with an empty 200 body (transient), the retry normally → 200',
 ];
 const spotlightUrl = (id: string) => `url=${WWW}/spotlight/${id}`;
 

@@ -34,6 +34,9 @@ export interface UpstreamClientOptions {
 }
 
 const MAX_REDIRECTS = 5;
+
+/** What one hop ends with: the answer, and the path to follow when it is a redirect within the platform. */
+type Hop = { response: UpstreamResponse; next?: undefined } | { response: UpstreamResponse; next: string };
 /** An attempt is not started with less time than this left in the budget. */
 const MIN_ATTEMPT_MS = 50;
 
@@ -68,27 +71,48 @@ const API_HEADERS = {
 /** A failure worth another attempt. */
 class Transient extends Error {}
 
-const TRANSIENT_CODES = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EAI_AGAIN',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CLOSED',
-  'UND_ERR_DESTROYED',
-  'ERR_STREAM_PREMATURE_CLOSE',
-  'Z_DATA_ERROR',
-  'Z_BUF_ERROR',
-]);
+/**
+ * undici's codes for a request that undici refused to send as we built it: a programming
+ * error of ours, never retried. Every other failure of the transport is the origin's (or the
+ * network's) doing and transient.
+ */
+const REQUEST_MISTAKES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_INVALID_RETURN_VALUE', 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH', 'UND_ERR_NOT_SUPPORTED']);
 
 const errorCode = (error: unknown): string | undefined => {
-  const own = (error as { code?: string })?.code;
-  return own ?? (error as { cause?: { code?: string } })?.cause?.code;
+  const own = (error as { code?: unknown })?.code;
+  if (typeof own === 'string') return own;
+  const cause = (error as { cause?: { code?: unknown } })?.cause?.code;
+  return typeof cause === 'string' ? cause : undefined;
 };
+
+/**
+ * What went wrong when a request failed in the transport (connecting, TLS, writing, parsing
+ * the answer, reading or decoding the body), for the retry loop: a short description when the
+ * failure is transient, or null when it is not the upstream's (then it is rethrown as it is).
+ *
+ * - malformed HTTP (undici's `HTTPParserError`, codes `HPE_*`: an invalid status line, a
+ *   control character in a header, non-HTTP bytes, a bare CR, a bad chunk size or
+ *   content-length), a body shorter than its content-length, headers over the size limit,
+ *   a socket closed, reset or timed out, a pool closing (`UndiciError`s), DNS and connection
+ *   errors (`ENOTFOUND`, `ECONNREFUSED`, …), TLS errors and corrupt compressed bodies (a
+ *   `code` from Node or OpenSSL), an abort or timeout of the attempt: transient;
+ * - `InvalidArgumentError` and the other undici errors about the request we built, and errors
+ *   without a code (a `TypeError` in our own code): not the upstream's, rethrown.
+ */
+export function transportProblem(error: unknown): string | null {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof undiciErrors.HTTPParserError || (error as Error)?.name === 'HTTPParserError') {
+    return `malformed HTTP from the upstream: ${message}`;
+  }
+  const code = errorCode(error);
+  if (code !== undefined && REQUEST_MISTAKES.has(code)) return null;
+  if (error instanceof undiciErrors.UndiciError) return `${code ?? 'UND_ERR'}: ${message}`;
+  const name = (error as Error)?.name;
+  if (name === 'AbortError' || name === 'TimeoutError') return message;
+  // System (errno), TLS (OpenSSL) and zlib errors all carry a string code.
+  if (code !== undefined) return `${code}: ${message}`;
+  return null;
+}
 
 function decoderFor(encoding: string | undefined): Transform | null {
   switch ((encoding ?? '').trim().toLowerCase()) {
@@ -159,21 +183,36 @@ export class UpstreamClient {
       // A programming error in an extractor, not an upstream failure: never retried.
       throw new Error(`upstream path must be an origin-relative path without spaces or control characters, got ${JSON.stringify(request.path)}`);
     }
+    this.#checkHeaders(request.headers ?? {});
     let path = request.path;
     let method = request.method ?? 'GET';
     let body = request.body;
     for (let hop = 0; ; hop += 1) {
-      const response = await this.#withRetries(platform, target.origin, { ...request, path, method, body }, signal, deadline);
-      const location = response.status >= 300 && response.status < 400 ? response.headers.location : undefined;
-      if (location === undefined) return response;
-      const next = this.#redirectPath(target, path, location);
-      if (next === null) return { ...response, offPlatformLocation: location };
-      if (hop + 1 > MAX_REDIRECTS) throw new UpstreamOutcome('blocked', platform, `more than ${MAX_REDIRECTS} redirects, last to ${location}`);
+      const step = await this.#withRetries(platform, target.origin, { ...request, path, method, body }, signal, deadline, (response) => {
+        const location = response.status >= 300 && response.status < 400 ? response.headers.location : undefined;
+        if (location === undefined) return { response };
+        const next = this.#redirectPath(target, path, location);
+        if (next === null) return { response: { ...response, offPlatformLocation: location } };
+        return { response, next };
+      });
+      if (step.next === undefined) return step.response;
+      const { response, next } = step;
+      if (hop + 1 > MAX_REDIRECTS) throw new UpstreamOutcome('blocked', platform, `more than ${MAX_REDIRECTS} redirects, last to ${response.headers.location}`);
       path = next;
       // 303, and 301/302 after a POST, continue as GET as browsers do.
       if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
         method = 'GET';
         body = undefined;
+      }
+    }
+  }
+
+  /** Header names and values undici would refuse (CR, LF, NUL): a programming error in an extractor, never sent. */
+  #checkHeaders(headers: Record<string, string>): void {
+    for (const [name, value] of Object.entries(headers)) {
+      // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || typeof value !== 'string' || /[\r\n\u0000]/.test(value)) {
+        throw new Error(`upstream header ${JSON.stringify(name)} must be a token with a value without CR, LF or NUL`);
       }
     }
   }
@@ -192,7 +231,20 @@ export class UpstreamClient {
     return `${url.pathname}${url.search}`;
   }
 
-  async #withRetries(platform: string, origin: string, request: UpstreamRequest, signal: AbortSignal, deadline: number): Promise<UpstreamResponse> {
+  /**
+   * One hop: attempts until an answer is accepted, with jittered backoff inside the budget.
+   * Each answer is judged in this order: 429 is a block; a 5xx or an empty 200 is transient;
+   * `hop` says whether it is a redirect to follow; any other answer goes to the request's
+   * `classify`, whose `UpstreamOutcome('transient')` is retried like a 5xx.
+   */
+  async #withRetries(
+    platform: string,
+    origin: string,
+    request: UpstreamRequest,
+    signal: AbortSignal,
+    deadline: number,
+    hop: (response: UpstreamResponse) => Hop,
+  ): Promise<Hop> {
     let lastProblem = 'no attempt could be made within the time budget';
     for (let attempt = 0; attempt <= this.#options.maxRetries; attempt += 1) {
       if (attempt > 0) {
@@ -203,15 +255,18 @@ export class UpstreamClient {
       }
       const remaining = deadline - Date.now();
       if (remaining < MIN_ATTEMPT_MS || signal.aborted) break;
+      let response: UpstreamResponse;
       try {
-        const response = await this.#attempt(platform, origin, request, signal, remaining);
+        response = await this.#attempt(platform, origin, request, signal, remaining);
         if (response.status === 429) throw new UpstreamOutcome('blocked', platform, 'HTTP 429 Too Many Requests');
         if (response.status >= 500) throw new Transient(`HTTP ${response.status}`);
         // Every platform's contract counts an empty 200 as a transient failure.
         if (response.status === 200 && response.body.trim() === '') throw new Transient('empty 200 body');
-        return response;
       } catch (error) {
         if (error instanceof UpstreamOutcome) throw error;
+        if (error instanceof undiciErrors.ResponseExceededMaxSizeError) {
+          throw new UpstreamOutcome('unrecognised', platform, `response larger than undici's size limit`, { cause: error });
+        }
         if (error instanceof Transient) {
           lastProblem = error.message;
           continue;
@@ -220,17 +275,22 @@ export class UpstreamClient {
           lastProblem = 'the time budget ran out';
           break;
         }
-        const code = errorCode(error);
-        if (code !== undefined && TRANSIENT_CODES.has(code)) {
-          lastProblem = code;
-          continue;
-        }
-        if (error instanceof undiciErrors.UndiciError || (error as Error)?.name === 'AbortError' || (error as Error)?.name === 'TimeoutError') {
-          lastProblem = (error as Error).message;
-          continue;
-        }
-        throw error;
+        const problem = transportProblem(error);
+        if (problem === null) throw error;
+        lastProblem = problem;
+        continue;
       }
+      const step = hop(response);
+      if (step.next !== undefined || request.classify === undefined) return step;
+      // The platform's rules, outside the transport's error handling: whatever they throw is theirs.
+      try {
+        request.classify(step.response);
+      } catch (error) {
+        if (!(error instanceof UpstreamOutcome && error.kind === 'transient')) throw error;
+        lastProblem = error.message;
+        continue;
+      }
+      return step;
     }
     throw new UpstreamOutcome('transient', platform, `upstream unavailable: ${lastProblem}`);
   }

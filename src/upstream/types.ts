@@ -16,6 +16,25 @@ export interface UpstreamRequest {
   headers?: Record<string, string>;
   /** Request body (e.g. a form-encoded or JSON string) for POST. */
   body?: string;
+  /**
+   * The platform's judgement of an answer, made inside the client's retry loop. The client
+   * calls it on every answer it would return: after its own rules (429 is a block; a 5xx, a
+   * reset, a timeout, malformed HTTP or an empty 200 body are retried) and after following
+   * redirects within the platform, so it sees the final answer, `offPlatformLocation` set
+   * when the platform sent the request elsewhere.
+   *
+   * - Returning accepts the answer: the client returns that very object.
+   * - Throwing `UpstreamOutcome('transient')` makes the answer a transient failure (e.g.
+   *   socialnet's GraphQL body that is empty after `for (;;);`): it is retried with the same
+   *   backoff, retry count and time budget as a 5xx, and when they run out the request ends in
+   *   `UpstreamOutcome('transient')`.
+   * - Throwing anything else (a block, not found, unrecognised, or a bug) ends the request at
+   *   once with that error, unchanged and not retried.
+   *
+   * `fetchAndRead` (./read.ts) builds it from a platform's reader and returns what the reader
+   * made of the accepted answer.
+   */
+  classify?: (response: UpstreamResponse) => void;
 }
 
 export interface UpstreamResponse {
@@ -36,9 +55,12 @@ export interface UpstreamResponse {
 
 /**
  * Fetches from the bound platform's origin. Retries transient failures (5xx, resets,
- * timeouts, an empty 200 body) with backoff inside the request's time budget and then throws
+ * timeouts, malformed HTTP, an empty 200 body, and answers the request's `classify` calls
+ * transient) with backoff inside the request's time budget and then throws
  * `UpstreamOutcome('transient')`; throws `UpstreamOutcome('blocked')` on HTTP 429; throws
  * `UpstreamOutcome('unrecognised')` when the body exceeds the size cap. Every other status
- * (200, 3xx off the platform, 4xx) is returned for the platform's rules to judge.
+ * (200, 3xx off the platform, 4xx) is returned for the platform's rules to judge, once
+ * `classify` (when given) has accepted it. A request that could never be sent as built (a
+ * path or header that is not valid HTTP) is a programming error: a plain `Error`, not retried.
  */
 export type Upstream = (request: UpstreamRequest) => Promise<UpstreamResponse>;

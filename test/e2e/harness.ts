@@ -34,10 +34,18 @@ export interface E2e {
   close(): Promise<void>;
 }
 
-export async function startE2e(options: { sandbox?: SandboxOptions; requestBudgetMs?: number; credits?: number } = {}): Promise<E2e> {
+export interface E2eOptions {
+  sandbox?: SandboxOptions;
+  requestBudgetMs?: number;
+  credits?: number;
+  /** Environment overrides after the sandbox's, e.g. another origin for one platform. */
+  env?: Record<string, string>;
+}
+
+export async function startE2e(options: E2eOptions = {}): Promise<E2e> {
   const sandbox = await startSandbox({ seed: 'e2e', ...options.sandbox });
   const dir = mkdtempSync(join(tmpdir(), 'e2e-'));
-  const config = loadConfig({ DATA_DIR: dir, CURSOR_SECRET: 'e2e-cursor-secret-0123456789abcdef', ...sandbox.env });
+  const config = loadConfig({ DATA_DIR: dir, CURSOR_SECRET: 'e2e-cursor-secret-0123456789abcdef', ...sandbox.env, ...options.env });
   const stores = openSqliteStores({ path: join(dir, 'service.db') });
   const client = upstreamClient(config);
   const app = await buildApp({

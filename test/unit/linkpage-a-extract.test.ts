@@ -38,7 +38,10 @@ function fakeUpstream(answers: Answer | Answer[], expectedPath = '/theo.marsh') 
   const list = Array.isArray(answers) ? answers : [answers];
   const requests: UpstreamRequest[] = [];
   const upstream = async (request: UpstreamRequest): Promise<UpstreamResponse> => {
-    requests.push(request);
+    // What goes on the wire; the extractor's classify hook is checked to be there.
+    const { classify, ...sent } = request;
+    assert.equal(typeof classify, 'function', 'the answer is judged inside the retry loop');
+    requests.push(sent);
     assert.equal(request.method ?? 'GET', 'GET');
     assert.equal(request.kind, 'page');
     assert.equal(request.path, expectedPath);

@@ -49,7 +49,10 @@ async function run(answers: Answer[], url = 'https://linkpage-b.example/maraquil
     deadline: Date.now() + deadlineMs,
     log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
     upstream: async (request) => {
-      requests.push(request);
+      // What goes on the wire; the extractor's classify hook is checked to be there.
+      const { classify, ...sent } = request;
+      assert.equal(typeof classify, 'function', 'the answer is judged inside the retry loop');
+      requests.push(sent);
       assert.equal(request.method ?? 'GET', 'GET');
       assert.equal(request.kind, 'page', 'a browser navigation (page headers)');
       assert.equal(request.path, expectedPath, 'GET /{lower-cased username}, no query string');

@@ -226,6 +226,17 @@ describe('shopfront.shop: contract examples', () => {
     assert.ok(result.requests[1]!.path.endsWith(`pageToken=${encodeURIComponent(token)}`));
   });
 
+  test('a storefrontId or page token that cannot be percent-encoded (a lone surrogate) is an outcome, never a thrown URIError', async () => {
+    const header = clone(HEADER_JSON);
+    header.storefront.storefrontId = 'sf1.storefront.\ud800';
+    const page = htmlAnswer(withJson(header, FEED_BATCH));
+    await assert.rejects(run({ page, feed: jsonAnswer(FEED_JSON) }, { pageToken: TOKEN }), { name: 'UpstreamOutcome', kind: 'unrecognised' });
+    await assert.rejects(run(second, { pageToken: 'tok\udc00en' }), { name: 'UpstreamOutcome', kind: 'rejected_cursor' });
+    const batch = clone(FEED_BATCH);
+    batch.pageToken = 'tok\ud800';
+    await assert.rejects(run({ page: htmlAnswer(withJson(HEADER_JSON, batch)) }), { name: 'UpstreamOutcome', kind: 'unrecognised' });
+  });
+
   test('the storefrontId of a later call comes from the page requested again, not from the first call', async () => {
     const header = clone(HEADER_JSON);
     header.storefront.storefrontId = 'sf1.storefront.NEWID00000001';

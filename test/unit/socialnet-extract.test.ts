@@ -723,6 +723,40 @@ describe('outcomes', () => {
       }
     });
 
+    test('those transient answers are judged inside the client\'s retry loop: the retry\'s complete answer is read (11.1)', async () => {
+      const lines = TIMELINE_NDJSON.trimEnd().split('\n');
+      const transient = {
+        empty: 'for (;;);\n',
+        'no page_info line': lines.slice(0, -1).join('\n'),
+        'cut off': `${lines.slice(0, -1).join('\n')}\n${(lines.at(-1) ?? '').slice(0, 40)}`,
+      };
+      for (const [shape, body] of Object.entries(transient)) {
+        const { upstream: fake, requests } = fakeUpstream(contract({ graphql: (request) => (requests.filter((r) => r.path === request.path).length === 1 ? body : undefined) }));
+        // As the real client does: `classify` on each answer, a transient one asked again.
+        const classified: string[] = [];
+        const retrying: Upstream = async (request) => {
+          for (;;) {
+            const response = await fake(request);
+            try {
+              request.classify?.(response);
+              classified.push(`${request.path} accepted`);
+              return response;
+            } catch (error) {
+              if (!(error instanceof UpstreamOutcome && error.kind === 'transient')) throw error;
+              classified.push(`${request.path} transient`);
+            }
+          }
+        };
+        const result = await posts(createSocialnetExtractors(), {}, { profileId: PROFILE_ID, cursor: PROFILE_END_CURSOR }, retrying);
+        const direct = await posts(createSocialnetExtractors(), {}, { profileId: PROFILE_ID, cursor: PROFILE_END_CURSOR }, fakeUpstream(contract()).upstream);
+        assert.deepEqual(result, direct, `${shape}: the same page as without the transient answer`);
+        assert.deepEqual(classified, ['/ accepted', '/api/graphql/ transient', '/api/graphql/ accepted'], shape);
+        const graphql = requests.filter((request) => request.path === '/api/graphql/');
+        assert.equal(graphql.length, 2, shape);
+        assert.equal(graphql[0]?.body, graphql[1]?.body, `${shape}: the same request again`);
+      }
+    });
+
     test('a position without its fields → rejected cursor', async () => {
       const { upstream } = fakeUpstream(contract());
       await rejectsWith(posts(createSocialnetExtractors(), {}, { cursor: PROFILE_END_CURSOR }, upstream), 'rejected_cursor', /profileId/);

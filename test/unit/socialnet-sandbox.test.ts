@@ -219,6 +219,20 @@ function parseGraphql(body: string, timeline: boolean): Json[] {
   return text.split(/\r?\n/).filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Json);
 }
 
+/** A timeline whose first line is JSON and whose last line is not: cut off (11.4). */
+function isCutOff(body: string): boolean {
+  const lines = body.trimStart().replace(/^for \(;;\);/, '').split(/\r?\n/).filter((line) => line.trim() !== '');
+  const parses = (line: string) => {
+    try {
+      JSON.parse(line);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return lines.length > 1 && parses(lines[0]!) && lines.slice(1, -1).every(parses) && !parses(lines.at(-1)!);
+}
+
 const criticalCode = (document: Json): number | null =>
   ((document.errors ?? []) as Json[]).find((error) => error.severity === 'CRITICAL')?.code ?? null;
 
@@ -263,6 +277,8 @@ class Flows {
   readonly transport: Transport;
   session: Session | null = null;
   staleRetries = 0;
+  /** GraphQL answers classified transient and asked again. */
+  transientAnswers = 0;
 
   constructor(transport: Transport) {
     this.transport = transport;
@@ -334,18 +350,39 @@ class Flows {
       }
       const session = this.session!;
       const body = graphqlBody(friendly, variables, session);
-      const answer = await this.#send('POST', '/api/graphql/', { ...API, 'x-sn-lsd': session.lsd, 'x-sn-friendly-name': friendly }, body);
+      // 11.1: an empty body after `for (;;);`, or a timeline cut off or without its page_info
+      // line, is transient: the same request is sent again, as for a 5xx.
+      let answer: Answer | null = null;
+      let documents: Json[] = [];
+      for (let attempt = 0; attempt < 5; attempt += 1) {
+        answer = await this.#send('POST', '/api/graphql/', { ...API, 'x-sn-lsd': session.lsd, 'x-sn-friendly-name': friendly }, body);
+        if (answer === null || answer.status !== 200) break;
+        const stripped = answer.body.trim().replace(/^for \(;;\);/, '').trim();
+        if (stripped === '') {
+          this.transientAnswers += 1;
+          answer = null;
+          continue;
+        }
+        try {
+          documents = parseGraphql(answer.body, timeline);
+        } catch {
+          if (title(answer.body) === 'socialnet - log in or sign up') return { kind: 'blocked', why: 'login wall' };
+          if (timeline && isCutOff(answer.body)) {
+            this.transientAnswers += 1;
+            answer = null;
+            continue;
+          }
+          return { kind: 'unrecognised', why: 'not JSON' };
+        }
+        if (timeline && criticalCode(documents[0]!) === null && documents[0]!.data?.node !== null && timelinePage(documents).pageInfo === null) {
+          this.transientAnswers += 1;
+          answer = null;
+          continue;
+        }
+        break;
+      }
       if (answer === null) return { kind: 'transient' };
       if (answer.status !== 200) return { kind: 'blocked', why: String(answer.status) };
-      const stripped = answer.body.trim().replace(/^for \(;;\);/, '').trim();
-      if (stripped === '') return { kind: 'transient' };
-      let documents: Json[];
-      try {
-        documents = parseGraphql(answer.body, timeline);
-      } catch {
-        if (title(answer.body) === 'socialnet - log in or sign up') return { kind: 'blocked', why: 'login wall' };
-        return { kind: 'unrecognised', why: 'not JSON' };
-      }
       const code = criticalCode(documents[0]!);
       if (code === 1357004 || code === 1675030) {
         this.session = null;
@@ -1241,6 +1278,7 @@ describe('catalogue', () => {
       if (/\[\]/.test(entry.description)) assert.equal(result.items, 0);
       if (/^Slow/.test(entry.description)) assert.ok(transport.maxDelay > 0);
       if (/follow paging\.cursor/.test(entry.description)) assert.equal(result.hasNext, true);
+      if (/transient/.test(entry.description)) assert.ok(flows.transientAnswers >= 1, 'a transient answer came first');
       if (/^Rotating/.test(entry.description) && entry.endpoint !== '/v1/socialnet/profile') {
         if (result.hasNext) assert.ok(flows.staleRetries >= 1, 'the cursor page met a stale session');
       }

@@ -5,13 +5,15 @@ import { describe, test } from 'node:test';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import zlib from 'node:zlib';
 import { UpstreamClient } from '../../src/upstream/client.ts';
 import type { UpstreamClientOptions } from '../../src/upstream/client.ts';
 import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
 import type { OutcomeKind } from '../../src/upstream/outcomes.ts';
-import type { UpstreamRequest, UpstreamResponse } from '../../src/upstream/types.ts';
+import { fetchAndRead } from '../../src/upstream/read.ts';
+import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../src/upstream/types.ts';
 
 const PLATFORM = 'snapmsg';
 const HOSTS = ['www.snapmsg.example', 'snapmsg.example'];
@@ -244,6 +246,15 @@ describe('origin only', () => {
     const client = makeClient(t, { [PLATFORM]: server.origin }, { maxRetries: 1 });
     for (const path of ['/a b', '/a\r\nHost: evil.test\r\n\r\nGET /x', '/a\nx']) {
       await assert.rejects(call(client, { path, kind: 'page' }, { budgetMs: 1_000 }), Error, JSON.stringify(path));
+    }
+    assert.equal(server.connections(), 0);
+  });
+
+  test('a header name or value that is not valid HTTP is a programming error: thrown, never sent, never retried', async (t) => {
+    const server = await startServer(t, (_req, res) => res.end('ok'));
+    const client = makeClient(t, { [PLATFORM]: server.origin });
+    for (const headers of [{ 'x-token': 'a\r\nHost: evil.test' } as Record<string, string>, { 'x-token': 'a\u0000b' }, { 'x bad': 'v' }, { 'x-b\u0001ad': 'v' }]) {
+      await assert.rejects(call(client, { path: '/p', kind: 'api', headers }), (error) => error instanceof Error && !(error instanceof UpstreamOutcome), JSON.stringify(headers));
     }
     assert.equal(server.connections(), 0);
   });
@@ -794,6 +805,240 @@ describe('retries and timeouts', () => {
     );
     assert.ok(ms < 600, `${ms} ms`);
     assert.equal(server.hits.length, 1, 'not retried after the abort');
+  });
+});
+
+/** What a raw origin writes back for one request: bytes, then the socket is ended (or left open). */
+type RawAnswer = (request: number) => { bytes: Buffer | string; end?: boolean };
+
+interface RawServer {
+  origin: string;
+  /** Request heads received so far. */
+  requests(): number;
+}
+
+/**
+ * A `net` server that writes whatever bytes the test gives it, so that the client meets
+ * malformed HTTP no well-behaved server library would produce. Each request head (up to the
+ * blank line) gets one answer; the connection is ended after it unless `end` is false.
+ */
+async function startRawServer(t: TestContext, answer: RawAnswer): Promise<RawServer> {
+  let requests = 0;
+  const sockets = new Set<Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    let pending = '';
+    socket.on('data', (chunk: Buffer) => {
+      pending += chunk.toString('latin1');
+      let end: number;
+      while ((end = pending.indexOf('\r\n\r\n')) >= 0) {
+        pending = pending.slice(end + 4);
+        requests += 1;
+        const reply = answer(requests);
+        socket.write(reply.bytes);
+        if (reply.end !== false) socket.end();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const { port } = server.address() as AddressInfo;
+  return { origin: `http://127.0.0.1:${port}`, requests: () => requests };
+}
+
+const OK_ANSWER = 'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok';
+
+/** Malformed answers an origin (or something posing as one) may send, by name. */
+const MALFORMED: Record<string, string | Buffer> = {
+  'an invalid status line': 'HTTP/1.1 2OO OK\r\nContent-Length: 2\r\n\r\nok',
+  'an unknown protocol in the status line': 'HTTX/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok',
+  'a control character in a header name': 'HTTP/1.1 200 OK\r\nX-Bad\u0001Name: v\r\nContent-Length: 2\r\n\r\nok',
+  'a NUL in a header value': 'HTTP/1.1 200 OK\r\nX-Value: a\u0000b\r\nContent-Length: 2\r\n\r\nok',
+  'non-HTTP bytes': 'SSH-2.0-OpenSSH_9.6\r\n\r\n',
+  'binary bytes': Buffer.from([0x16, 0x03, 0x01, 0x00, 0xa5, 0x01, 0x00, 0x00, 0xa1, 0x03, 0x03, 0x0d, 0x0a, 0x0d, 0x0a]),
+  'a bare CR in the header section': 'HTTP/1.1 200 OK\rContent-Length: 2\r\n\r\nok',
+  'a bare CR inside a header line': 'HTTP/1.1 200 OK\r\nX-A: 1\rX-B: 2\r\nContent-Length: 2\r\n\r\nok',
+  'a body shorter than its content-length': 'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort',
+  'two different content-lengths': 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok!',
+  'content-length and chunked together': 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n',
+  'an invalid chunk size': 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\nhello\r\n0\r\n\r\n',
+  'a chunked body cut off': 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nabc',
+  'a header section over the size limit': `HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\nContent-Length: 2\r\n\r\nok`,
+  'a connection closed inside the headers': 'HTTP/1.1 200 OK\r\nContent-Le',
+  'a connection closed after the status line': 'HTTP/1.1 200 OK\r\n',
+  'an invalid content-length': 'HTTP/1.1 200 OK\r\nContent-Length: 12abc\r\n\r\nok',
+  'a header line without a colon': 'HTTP/1.1 200 OK\r\nNoColonHere\r\nContent-Length: 2\r\n\r\nok',
+  'a 101 Switching Protocols to a plain request': 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n',
+  'an HTTP/0.9-style answer without status line': '<html>hello</html>',
+};
+
+describe('classify: the platform judges an answer inside the retry loop', () => {
+  test('an answer classified transient is retried: 200 on the second attempt, the accepted object returned', async (t) => {
+    const server = await startServer(t, (_req, res) => res.end(server.hits.length === 1 ? 'for (;;);' : 'for (;;);{"data":{}}'));
+    const client = makeClient(t, { [PLATFORM]: server.origin });
+    const seen: UpstreamResponse[] = [];
+    const response = await call(client, {
+      path: '/api/graphql/',
+      kind: 'api',
+      method: 'POST',
+      body: 'q=1',
+      classify: (answer) => {
+        seen.push(answer);
+        if (answer.body === 'for (;;);') throw new UpstreamOutcome('transient', PLATFORM, 'empty GraphQL body');
+      },
+    });
+    assert.equal(response.body, 'for (;;);{"data":{}}');
+    assert.equal(server.hits.length, 2);
+    assert.deepEqual(server.hits.map((hit) => [hit.method, hit.body]), [['POST', 'q=1'], ['POST', 'q=1']], 'the retry is the same request');
+    assert.equal(seen.length, 2);
+    assert.equal(seen[1], response, 'the client returns the object classify accepted');
+  });
+
+  test('always transient: retried as a 5xx is (same count), then transient naming the last problem', async (t) => {
+    const server = await startServer(t, (_req, res) => res.end('partial'));
+    const client = makeClient(t, { [PLATFORM]: server.origin }, { maxRetries: 3 });
+    let calls = 0;
+    const outcome = await expectOutcome(
+      call(client, {
+        path: '/p',
+        kind: 'api',
+        classify: () => {
+          calls += 1;
+          throw new UpstreamOutcome('transient', PLATFORM, 'timeline without its page_info line');
+        },
+      }),
+      'transient',
+    );
+    assert.equal(server.hits.length, 4, 'the first attempt and 3 retries');
+    assert.equal(calls, 4);
+    assert.match(outcome.message, /page_info/);
+  });
+
+  test('always transient: the backoff and the time budget bound the retries', async (t) => {
+    const server = await startServer(t, (_req, res) => res.end('partial'));
+    const client = makeClient(t, { [PLATFORM]: server.origin }, { maxRetries: 1_000, backoffMs: 40, random: () => 0.9 });
+    const budgetMs = 1_000;
+    const { ms } = await timed(() =>
+      expectOutcome(
+        call(client, { path: '/p', kind: 'page', classify: () => { throw new UpstreamOutcome('transient', PLATFORM, 'cut off'); } }, { budgetMs }),
+        'transient',
+      ),
+    );
+    assert.ok(ms <= budgetMs + 150, `took ${ms} ms for a ${budgetMs} ms budget`);
+    assert.ok(server.hits.length >= 3, `${server.hits.length} attempts`);
+    assert.ok(server.hits.length < 40, `backoff grows (${server.hits.length} attempts)`);
+  });
+
+  test('any other outcome ends the request at once, unchanged, without a retry', async (t) => {
+    const server = await startServer(t, (_req, res) => res.end('<html>login wall</html>'));
+    const client = makeClient(t, { [PLATFORM]: server.origin });
+    for (const kind of ['blocked', 'not_found', 'gated', 'unrecognised', 'rejected_cursor'] as const) {
+      const before = server.hits.length;
+      const thrown = new UpstreamOutcome(kind, PLATFORM, `judged ${kind}`);
+      const caught = await expectOutcome(call(client, { path: `/${kind}`, kind: 'page', classify: () => { throw thrown; } }), kind);
+      assert.equal(caught, thrown, 'the very error classify threw');
+      assert.equal(server.hits.length - before, 1, `${kind}: one attempt`);
+    }
+  });
+
+  test('an error that is not an outcome (a bug in a reader) is not retried, even with a network-like code', async (t) => {
+    const server = await startServer(t, (_req, res) => res.end('ok'));
+    const client = makeClient(t, { [PLATFORM]: server.origin });
+    const bug = Object.assign(new TypeError('cannot read properties of undefined'), { code: 'ECONNRESET' });
+    await assert.rejects(call(client, { path: '/p', kind: 'page', classify: () => { throw bug; } }), (error) => error === bug);
+    assert.equal(server.hits.length, 1);
+  });
+
+  test('classify sees only final answers: not 5xx, 429, empty 200s or followed redirects; an off-platform redirect with its Location', async (t) => {
+    const server = await startServer(t, (req, res) => {
+      if (req.url === '/hop') return void res.writeHead(302, { location: '/flaky' }).end();
+      if (req.url === '/flaky') {
+        const tries = server.hits.filter((hit) => hit.url === '/flaky').length;
+        if (tries === 1) return void res.writeHead(503).end();
+        if (tries === 2) return void res.end('');
+        return void res.end('page');
+      }
+      if (req.url === '/away') return void res.writeHead(302, { location: 'https://evil.test/' }).end();
+      res.writeHead(429).end();
+    });
+    const client = makeClient(t, { [PLATFORM]: server.origin });
+    const seen: { status: number; path: string; body: string; away?: string }[] = [];
+    const classify = (answer: UpstreamResponse) => void seen.push({ status: answer.status, path: answer.path, body: answer.body, away: answer.offPlatformLocation });
+    const response = await call(client, { path: '/hop', kind: 'page', classify });
+    assert.equal(response.body, 'page');
+    await call(client, { path: '/away', kind: 'page', classify });
+    await expectOutcome(call(client, { path: '/limited', kind: 'page', classify }), 'blocked');
+    assert.deepEqual(seen, [
+      { status: 200, path: '/flaky', body: 'page', away: undefined },
+      { status: 302, path: '/away', body: '', away: 'https://evil.test/' },
+    ]);
+  });
+
+  test('fetchAndRead returns what the reader made of the accepted answer, reading each attempt once', async (t) => {
+    const server = await startServer(t, (_req, res) => res.end(server.hits.length === 1 ? '{"done":false}' : '{"done":true,"n":7}'));
+    const client = makeClient(t, { [PLATFORM]: server.origin });
+    let reads = 0;
+    const read = (answer: UpstreamResponse): number => {
+      reads += 1;
+      const value = JSON.parse(answer.body) as { done: boolean; n?: number };
+      if (!value.done) throw new UpstreamOutcome('transient', PLATFORM, 'incomplete');
+      return value.n ?? 0;
+    };
+    const upstream = client.bind(PLATFORM, new AbortController().signal, Date.now() + 3_000);
+    assert.equal(await fetchAndRead(upstream, { path: '/p', kind: 'api' }, read), 7);
+    assert.equal(reads, 2, 'one read per attempt, none after');
+    assert.equal(server.hits.length, 2);
+
+    // An Upstream that ignores `classify` (a test double): the answer is read once it is returned.
+    const double: Upstream = async (request) => ({ status: 200, headers: {}, body: '{"done":true,"n":3}', path: request.path });
+    assert.equal(await fetchAndRead(double, { path: '/p', kind: 'api' }, read), 3);
+  });
+});
+
+describe('malformed HTTP from the origin', () => {
+  for (const [shape, bytes] of Object.entries(MALFORMED)) {
+    test(`${shape}: retried, then transient (never a raw error)`, async (t) => {
+      const server = await startRawServer(t, () => ({ bytes }));
+      const client = makeClient(t, { [PLATFORM]: server.origin }, { maxRetries: 2 });
+      await expectOutcome(call(client, { path: '/p', kind: 'page' }, { budgetMs: 3_000 }), 'transient');
+      assert.equal(server.requests(), 3, 'the first attempt and 2 retries');
+    });
+  }
+
+  test('an https origin that does not speak TLS: transient (the TLS error is an upstream failure)', async (t) => {
+    // Answers the TLS ClientHello with plain HTTP at once.
+    const server = net.createServer((socket) => {
+      socket.on('error', () => undefined);
+      socket.once('data', () => socket.end(OK_ANSWER));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const { port } = server.address() as AddressInfo;
+    const client = makeClient(t, { [PLATFORM]: `https://127.0.0.1:${port}` }, { maxRetries: 1 });
+    const { ms } = await timed(() => expectOutcome(call(client, { path: '/p', kind: 'page' }, { budgetMs: 3_000 }), 'transient'));
+    assert.ok(ms < 2_000, `the TLS failure itself ended each attempt (${ms} ms), not a timeout`);
+  });
+
+  test('an origin whose name does not resolve: transient within the budget', async (t) => {
+    const client = makeClient(t, { [PLATFORM]: 'http://no-such-origin.invalid' }, { maxRetries: 1, connectTimeoutMs: 500 });
+    const { ms } = await timed(() => expectOutcome(call(client, { path: '/p', kind: 'page' }, { budgetMs: 1_500 }), 'transient'));
+    assert.ok(ms < 1_500 + 500, `${ms} ms`);
+  });
+
+  test('malformed once, then a good answer: 200 after 2 attempts', async (t) => {
+    for (const [shape, bytes] of Object.entries(MALFORMED)) {
+      const server = await startRawServer(t, (request) => ({ bytes: request === 1 ? bytes : OK_ANSWER }));
+      const client = makeClient(t, { [PLATFORM]: server.origin });
+      const response = await call(client, { path: '/p', kind: 'page' }, { budgetMs: 3_000 });
+      assert.equal(response.status, 200, shape);
+      assert.equal(response.body, 'ok', shape);
+      assert.equal(server.requests(), 2, shape);
+    }
   });
 });
 

@@ -76,6 +76,14 @@ export interface AccountSpec {
   inactiveBusiness?: boolean;
   /** An account fault of `accountFault` (`slow-`, `flaky-`, `down-`) applies to it. */
   fault?: 'slow' | 'flaky' | 'down';
+  /**
+   * A transient 200 (11.1) that the first attempt of each GraphQL query on the account gets
+   * (every odd attempt of one exact request), the real answer coming on the retry:
+   * `empty`: a body that is empty after `for (;;);`, on every query;
+   * `no-page-info`: the timeline's NDJSON without its page_info line;
+   * `cut-off`: the timeline's NDJSON with its last line cut in half.
+   */
+  hiccup?: 'empty' | 'no-page-info' | 'cut-off';
 }
 
 const page = (spec: Omit<AccountSpec, 'kind' | 'flavour' | 'state'> & Partial<AccountSpec>): AccountSpec => ({
@@ -182,6 +190,9 @@ export const ACCOUNTS: readonly AccountSpec[] = [
   }),
   page({ no: 24, vanity: 'brokenlayout', name: 'Broken Layout Co', state: 'broken', categories: ['Community'], posts: 8, reels: 4, firstCommentReplies: 2 }),
   page({ no: 25, vanity: 'cursorrejects', name: 'Cursor Rejects Cafe', state: 'cursor-rejects', categories: ['Cafe'], hours: 'Open now', posts: 30, reels: 25, firstCommentReplies: 30 }),
+  page({ no: 26, vanity: 'blankanswers', name: 'Blank Answers Bakery', place: 'Bristol, England', categories: ['Bakery'], posts: 12, reels: 14, firstCommentReplies: 15, hiccup: 'empty' }),
+  page({ no: 27, vanity: 'lostpageinfo', name: 'Lost Page Info Deli', place: 'Utrecht, Netherlands', categories: ['Deli'], posts: 11, reels: 3, firstCommentReplies: 2, hiccup: 'no-page-info' }),
+  page({ no: 28, vanity: 'cutofffeed', name: 'Cut Off Feed Bar', place: 'Hobart, Tasmania', categories: ['Bar'], posts: 10, reels: 3, firstCommentReplies: 2, hiccup: 'cut-off' }),
   page({ no: 21, vanity: 'slow.tidewater', ...TIDEWATER, fault: 'slow' }),
   page({ no: 22, vanity: 'flaky.tidewater', ...TIDEWATER, fault: 'flaky' }),
   page({ no: 23, vanity: 'down.tidewater', ...TIDEWATER, fault: 'down' }),

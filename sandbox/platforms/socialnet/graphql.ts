@@ -214,8 +214,28 @@ export function handleGraphql(state: SeedState, request: SandboxRequest, context
     const empty = { data: { node: null }, extensions: { is_final: true } };
     return answer(timeline ? framing.lines([empty]) : framing.document(empty));
   }
+  // 11.1: a transient 200 on the first attempt, the real answer on the retry.
+  if (account?.hiccup && context.attempt % 2 === 1) {
+    const transient = hiccupOf(account.hiccup, response, timeline, framing);
+    if (transient !== null) return answer(transient);
+  }
   if (account && account.state === 'rotating') state.sessions.retireFor(account);
   return answer(response);
+}
+
+/** The transient form of a successful answer, or null when the hiccup does not apply to the query. */
+function hiccupOf(hiccup: NonNullable<AccountSpec['hiccup']>, response: SandboxResponse, timeline: boolean, framing: Framing): SandboxResponse | null {
+  if ('reset' in response) return null;
+  if (hiccup === 'empty') {
+    // Only the prefix (and sometimes whitespace) is left (11.4 step 3).
+    return { ...response, body: `for (;;);${framing.rng.bool(0.5) ? '\n' : ''}` };
+  }
+  if (!timeline) return null;
+  const body = String(response.body).trimEnd();
+  const last = body.lastIndexOf('\n');
+  // The page_info line is always the last one (6.4).
+  if (hiccup === 'no-page-info') return { ...response, body: `${body.slice(0, last)}\n` };
+  return { ...response, body: body.slice(0, last + 1 + Math.floor((body.length - last - 1) / 2)) };
 }
 
 /** Account-level blocks, answered before any session check (rate limits come first, 4.7). */

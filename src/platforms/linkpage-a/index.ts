@@ -3,6 +3,7 @@
 // payload and its `profile:` entry, `is_private`, then the rest of the PROFILE.
 import type { ExtractContext, Extractor } from '../../endpoints/types.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
+import { fetchAndRead } from '../../upstream/read.ts';
 import type { UpstreamResponse } from '../../upstream/types.ts';
 import { sameAsFrom, scanPage, type ScannedPage } from './html.ts';
 import { NuxtPayload, PayloadProblem } from './payload.ts';
@@ -17,9 +18,17 @@ const blocked = (message: string) => new UpstreamOutcome('blocked', PLATFORM, `l
 const notFound = (message: string) => new UpstreamOutcome('not_found', PLATFORM, `linkpage-a: ${message}`);
 const transient = (message: string) => new UpstreamOutcome('transient', PLATFORM, `linkpage-a: ${message}`);
 
-/** Fetches the profile page (the client retries transient failures, an empty `200` included). */
-function fetchPage(username: string, context: ExtractContext): Promise<UpstreamResponse> {
-  return context.upstream(profilePageRequest(username));
+/**
+ * Fetches the profile page and judges it by section 9, step 1, inside the client's retry loop:
+ * the client retries transient failures (an empty `200` included), and so a transient answer
+ * this step finds is asked again too.
+ */
+function fetchPage(username: string, context: ExtractContext): Promise<{ response: UpstreamResponse; page: ScannedPage }> {
+  return fetchAndRead(context.upstream, profilePageRequest(username), (response) => {
+    const page = scanPage(response.body);
+    checkBlocks(response, page);
+    return { response, page };
+  });
 }
 
 /** `/login` or `/__challenge…`: where linkpage-a sends visitors it blocks. */
@@ -45,9 +54,7 @@ export const linkpageAProfileExtractor: Extractor = async ({ params }, context) 
   const target = parseLinkpageAUrl(params.url ?? '');
   if (!target.ok) throw new Error(`linkpage-a extractor called with a non-canonical url: ${target.message}`);
 
-  const response = await fetchPage(target.username, context);
-  const page = scanPage(response.body);
-  checkBlocks(response, page);
+  const { response, page } = await fetchPage(target.username, context);
 
   // Step 2: not found, decided on the status (8.1).
   if (response.status === 404 || response.status === 410) throw notFound(`no profile "${target.username}" (HTTP ${response.status})`);

@@ -2,6 +2,7 @@
 // page, no pagination.
 import type { ExtractContext, Extractor, ExtractRequest, ExtractResult } from '../../endpoints/types.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
+import { fetchAndRead } from '../../upstream/read.ts';
 import type { UpstreamResponse } from '../../upstream/types.ts';
 import { readNextData } from './next-data.ts';
 import { mapPage, pageState } from './page.ts';
@@ -47,12 +48,17 @@ function judgeStatus(response: UpstreamResponse, requested: string): void {
   if (status !== 200) throw unrecognised(`unexpected HTTP ${status} for ${requested}`);
 }
 
-/** Fetches the page (the client retries transient failures, an empty `200` included). */
-async function fetchPage(username: string, context: ExtractContext): Promise<UpstreamResponse> {
+/**
+ * Fetches the page, its status judged inside the client's retry loop: the client retries
+ * transient failures (an empty `200` included), and so a transient answer `judgeStatus` finds
+ * is asked again too.
+ */
+function fetchPage(username: string, context: ExtractContext): Promise<UpstreamResponse> {
   const request = pageRequest(username);
-  const response = await context.upstream(request);
-  judgeStatus(response, request.path);
-  return response;
+  return fetchAndRead(context.upstream, request, (response) => {
+    judgeStatus(response, request.path);
+    return response;
+  });
 }
 
 /** `GET /v1/linkpage-b/page`: one page, no pagination (`next` is always null). */

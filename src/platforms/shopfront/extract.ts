@@ -4,9 +4,10 @@
 import type { ExtractContext, Extractor, ExtractRequest } from '../../endpoints/types.ts';
 import type { UpstreamResponse } from '../../upstream/types.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
+import { fetchAndRead } from '../../upstream/read.ts';
 import { mapBatch, mapShop } from './mapping.ts';
 import { mayHoldForm, scanPage, type AStateBlock } from './page.ts';
-import { isObject, member, root, str, unrecognised, type Node } from './read.ts';
+import { isObject, isWellFormed, member, root, str, unrecognised, type Node } from './read.ts';
 import { feedRequest, storefrontPageRequest } from './requests.ts';
 import { parseShopfrontUrl } from './urls.ts';
 
@@ -75,9 +76,12 @@ function stateBlock(blocks: AStateBlock[], key: string): Node | null {
 
 /** The storefront page: `S` of an active storefront and the page's own feed block (if any). */
 async function readStorefront(context: ExtractContext, handle: string): Promise<{ S: Node; feed: () => Node | null }> {
-  const response = await context.upstream(storefrontPageRequest(handle));
-  const page = scanPage(response.body);
-  checkBlocks(response, page, 'storefront page');
+  // The blocks are judged inside the client's retry loop, beside its transient failures.
+  const { response, page } = await fetchAndRead(context.upstream, storefrontPageRequest(handle), (answer) => {
+    const scanned = scanPage(answer.body);
+    checkBlocks(answer, scanned, 'storefront page');
+    return { response: answer, page: scanned };
+  });
   if (response.status === 404 || response.status === 410) {
     throw outcome('not_found', `shopfront has no storefront "${handle}" (HTTP ${response.status})`);
   }
@@ -96,8 +100,12 @@ async function readStorefront(context: ExtractContext, handle: string): Promise<
 
 /** The feed endpoint's answer (section 5): a FEED BATCH, or the outcome its status names. */
 async function readFeed(context: ExtractContext, storefrontId: string, pageToken: string): Promise<Node> {
-  const response = await context.upstream(feedRequest(storefrontId, pageToken));
-  checkBlocks(response, null, 'feed request');
+  // Both go into the query string, percent-encoded: a lone surrogate cannot be.
+  if (!isWellFormed(storefrontId)) throw unrecognised('the storefront page carries a storefrontId that is not well-formed text (a lone surrogate)');
+  const response = await fetchAndRead(context.upstream, feedRequest(storefrontId, pageToken), (answer) => {
+    checkBlocks(answer, null, 'feed request');
+    return answer;
+  });
   let body: unknown;
   try {
     body = JSON.parse(response.body);
@@ -130,7 +138,7 @@ export const extractShop: Extractor = async (request, context) => {
     B = batch;
   } else {
     const token = request.position.pageToken;
-    if (typeof token !== 'string' || token === '') throw outcome('rejected_cursor', 'the position carries no shopfront page token');
+    if (typeof token !== 'string' || token === '' || !isWellFormed(token)) throw outcome('rejected_cursor', 'the position carries no usable shopfront page token');
     B = await readFeed(context, shop.storefrontId, token);
   }
   const { posts, postCount, next } = mapBatch(B);

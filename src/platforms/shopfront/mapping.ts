@@ -1,7 +1,7 @@
 // upstream/shopfront.md section 6, one line per API field: the upstream member and its
 // conversion, in the chapter's notation (`S` = HEADER.storefront, `B` = the FEED BATCH).
 import type { UpstreamPosition } from '../../endpoints/types.ts';
-import { abs, array, CANONICAL_ORIGIN, contains, int, isTrue, list, member, opt, price, str, type Node } from './read.ts';
+import { abs, array, CANONICAL_ORIGIN, contains, int, isTrue, isWellFormed, list, member, opt, price, str, unrecognised, type Node } from './read.ts';
 
 /** 6.1 `data.shop` from `S`. */
 export const mapShop = (S: Node) => ({
@@ -59,6 +59,8 @@ export const mapBatch = (B: Node) => {
   const posts = array(B, 'posts', mapPost);
   const token = member(B, 'pageToken').value;
   const hasMore = member(B, 'hasMore').value === true && typeof token === 'string' && token !== '';
+  // The token goes back into the feed request's query string, percent-encoded.
+  if (hasMore && !isWellFormed(token)) throw unrecognised(`${member(B, 'pageToken').path} is not well-formed text (a lone surrogate)`);
   const next: UpstreamPosition | null = hasMore ? { pageToken: token } : null;
   return { posts, postCount: posts.length, next };
 };

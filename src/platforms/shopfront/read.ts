@@ -140,3 +140,9 @@ export const price: Read<string> = (node, path) => {
   if (Math.abs(amount) >= 1e21) throw missing(member(p, 'amount'), 'a price amount');
   return formatPrice(amount, str(p, 'currencyCode'));
 };
+
+/**
+ * True when `text` holds no lone surrogate: only such text can be percent-encoded into a
+ * request (`encodeURIComponent` throws a `URIError` on a lone surrogate).
+ */
+export const isWellFormed = (text: string): boolean => !/\p{Cs}/u.test(text);

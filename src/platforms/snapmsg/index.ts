@@ -3,6 +3,7 @@
 // cursor, only the comments batch at the position the cursor carries.
 import type { ExtractContext, Extractor, UpstreamPosition } from '../../endpoints/types.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
+import { fetchAndRead } from '../../upstream/read.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../upstream/types.ts';
 import { errorCode, mapCommentsPage, spotlightComments } from './comments.ts';
 import { readPage } from './html.ts';
@@ -16,13 +17,22 @@ const PLATFORM = 'snapmsg';
 const outcome = (kind: UpstreamOutcome['kind'], message: string) => new UpstreamOutcome(kind, PLATFORM, `snapmsg: ${message}`);
 
 /**
- * Sends one request and applies the rules every request of the chapter shares (section 6):
- * 429 and 403 are blocks, a redirect to `/accounts/login…` or `/challenge…` (or off the
- * platform) is a block, a 5xx is transient. (The client retries transient failures, an empty
- * `200` body included.)
+ * Sends one request and applies the rules every request of the chapter shares (section 6)
+ * inside the client's retry loop, so that what they call transient is asked again, as the
+ * client's own transient failures (an empty `200` body included) are.
  */
-async function send(request: UpstreamRequest, context: ExtractContext, what: string): Promise<UpstreamResponse> {
-  const response = await context.upstream(request);
+function send(request: UpstreamRequest, context: ExtractContext, what: string): Promise<UpstreamResponse> {
+  return fetchAndRead(context.upstream, request, (response) => {
+    checkShared(response, what);
+    return response;
+  });
+}
+
+/**
+ * Section 6: 429 and 403 are blocks, a redirect to `/accounts/login…` or `/challenge…` (or
+ * off the platform) is a block, a 5xx is transient.
+ */
+function checkShared(response: UpstreamResponse, what: string): void {
   if (response.offPlatformLocation !== undefined) {
     throw outcome('blocked', `the ${what} redirected off the platform (${response.offPlatformLocation})`);
   }
@@ -32,7 +42,6 @@ async function send(request: UpstreamRequest, context: ExtractContext, what: str
   if (response.status === 429) throw outcome('blocked', `the ${what} answered HTTP 429 (rate limited)`);
   if (response.status === 403) throw outcome('blocked', `the ${what} answered HTTP 403 (request blocked)`);
   if (response.status >= 500) throw outcome('transient', `the ${what} answered HTTP ${response.status}`);
-  return response;
 }
 
 /** A page request's status: `200` is read, `404` is not found (4.10), anything else is not a page we know. */

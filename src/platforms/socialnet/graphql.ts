@@ -7,6 +7,7 @@ import { checkRedirect } from './pages.ts';
 import { scanPage } from './html.ts';
 import type { QueryName, SessionContext, Sessions, SocialnetSession } from './session.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
+import { fetchAndRead } from '../../upstream/read.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../upstream/types.ts';
 
 export const GRAPHQL_PATH = '/api/graphql/';
@@ -98,7 +99,17 @@ const parseJson = (text: string): unknown => {
   }
 };
 
-/** 11.4: classifies one GraphQL response; throws the outcomes, returns documents or staleness. */
+/** A timeline line that carries the page_info of the page (6.4): its label ends in `$page_info`. */
+export function isPageInfoLine(line: Node): boolean {
+  const label = line.get('label');
+  return typeof label === 'string' && label.endsWith('$page_info');
+}
+
+/**
+ * 11.4: classifies one GraphQL response; throws the outcomes, returns documents or staleness.
+ * Its transient outcomes (an empty body after `for (;;);`, a timeline cut off or without its
+ * page_info line) are retried by the client when it runs as the request's `classify`.
+ */
 export function readGraphqlResponse(response: UpstreamResponse, framing: Framing): GraphqlAnswer {
   checkRedirect(response);
   if (response.path !== GRAPHQL_PATH) throw new UpstreamOutcome('blocked', PLATFORM, `GraphQL request redirected to ${response.path}`);
@@ -150,6 +161,10 @@ export function readGraphqlResponse(response: UpstreamResponse, framing: Framing
   const node = (data as Record<string, unknown>).node;
   if (node === null) throw new UpstreamOutcome('not_found', PLATFORM, 'GraphQL answered data.node: null');
   if (typeof node !== 'object' || node === undefined || Array.isArray(node)) throw unrecognised('missing data.node in the GraphQL response');
+  // Step 7: a timeline is complete only with its page_info line; without it, transient (11.1).
+  if (framing === 'ndjson' && !rest.some(isPageInfoLine)) {
+    throw new UpstreamOutcome('transient', PLATFORM, 'timeline response without its page_info line');
+  }
   return { stale: false, documents: [first, ...rest] };
 }
 
@@ -170,14 +185,15 @@ export interface QueryOptions {
 }
 
 /**
- * Sends one query with the shared session. A stale-session error (1357004, 1675030) discards
- * that session, gets a new one and retries once; the same error again is a block (11.1).
+ * Sends one query with the shared session, its answer judged inside the client's retry loop
+ * (a transient answer is asked again). A stale-session error (1357004, 1675030) discards that
+ * session, gets a new one and retries once; the same error again is a block (11.1).
  */
 export async function runQuery(sessions: Sessions, context: SessionContext, query: QueryOptions): Promise<[Node, ...Node[]]> {
   let session = await sessions.get(context);
   for (let attempt = 0; ; attempt += 1) {
-    const response = await context.upstream(graphqlRequest(session, query.name, query.variables, query.origin));
-    const answer = readGraphqlResponse(response, query.framing);
+    const request = graphqlRequest(session, query.name, query.variables, query.origin);
+    const answer = await fetchAndRead(context.upstream, request, (response) => readGraphqlResponse(response, query.framing));
     if (!answer.stale) return answer.documents;
     if (attempt > 0) {
       throw new UpstreamOutcome('blocked', PLATFORM, `GraphQL refused a fresh session (${answer.code} ${answer.message})`);

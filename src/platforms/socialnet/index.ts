@@ -4,11 +4,12 @@
 // data (without `paging` and `fetchedAt`) plus the upstream position of the next page (5.6).
 import type { ExtractContext, Extractor, UpstreamPosition } from '../../endpoints/types.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
+import { fetchAndRead } from '../../upstream/read.ts';
 import type { Node } from './reader.ts';
 import { PLATFORM, unrecognised } from './reader.ts';
 import { checkRedirect, loadPage, pagePath, referenceOf, type PageResult } from './pages.ts';
 import { scanPage, readBlocks, type PreloaderKind } from './html.ts';
-import { runQuery } from './graphql.ts';
+import { isPageInfoLine, runQuery } from './graphql.ts';
 import {
   MemorySessionStore,
   QUERY_NAMES,
@@ -55,12 +56,13 @@ const TIMELINE_COUNT = 3;
 const REELS_COUNT = 10;
 
 /** GET / and read its session (4.3). */
-async function loadHome({ upstream }: SessionContext, now: number): Promise<SocialnetSession> {
-  const response = await upstream({ path: '/', method: 'GET', kind: 'page' });
-  checkRedirect(response);
-  if (response.status !== 200) throw new UpstreamOutcome('blocked', PLATFORM, `home page answered HTTP ${response.status}`);
-  const page = scanPage(response.body);
-  return homeSession(readPageSession(page, readBlocks(page.blocks)), now);
+function loadHome({ upstream }: SessionContext, now: number): Promise<SocialnetSession> {
+  return fetchAndRead(upstream, { path: '/', method: 'GET', kind: 'page' }, (response) => {
+    checkRedirect(response);
+    if (response.status !== 200) throw new UpstreamOutcome('blocked', PLATFORM, `home page answered HTTP ${response.status}`);
+    const page = scanPage(response.body);
+    return homeSession(readPageSession(page, readBlocks(page.blocks)), now);
+  });
 }
 
 const required = (position: UpstreamPosition, field: string): string => {
@@ -290,7 +292,7 @@ function readTimeline(lines: readonly [Node, ...Node[]]): { stories: Node[]; cur
     const label = line.get('label');
     if (typeof label !== 'string') continue;
     if (label.includes('$stream$')) stories.push(line.node('data.node'));
-    else if (label.endsWith('$page_info') && pageInfo === null) pageInfo = line.node('data.page_info');
+    else if (isPageInfoLine(line) && pageInfo === null) pageInfo = line.node('data.page_info');
   }
   if (pageInfo === null) throw new UpstreamOutcome('transient', PLATFORM, 'timeline response without its page_info line');
   return { stories, cursor: nextCursor(pageInfo) };

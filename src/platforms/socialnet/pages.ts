@@ -3,6 +3,7 @@
 import { Node, PLATFORM, unrecognised } from './reader.ts';
 import { findPreloader, readBlocks, scanPage, PRELOADERS, type PreloaderKind, type ScannedPage, type SjsContent } from './html.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
+import { fetchAndRead } from '../../upstream/read.ts';
 import type { Upstream, UpstreamResponse } from '../../upstream/types.ts';
 import { parseSocialnetUrl, type ProfileReference } from './urls.ts';
 
@@ -50,12 +51,16 @@ export type PageResult =
   | { kind: 'gated'; page: ScannedPage; reason: string | null };
 
 /**
- * GETs a page and classifies it (11.3, steps 3 to 10; the client handles 1 and 2). Content needs
- * the header preloader plus `needs`; a missing one is unrecognised, naming it. The preloader
- * results come back as nodes under their kind.
+ * GETs a page and classifies it (11.3, steps 3 to 10; the client handles 1 and 2) inside the
+ * client's retry loop. Content needs the header preloader plus `needs`; a missing one is
+ * unrecognised, naming it. The preloader results come back as nodes under their kind.
  */
-export async function loadPage(upstream: Upstream, path: string, needs: readonly PreloaderKind[]): Promise<PageResult> {
-  const response = await upstream({ path, method: 'GET', kind: 'page' });
+export function loadPage(upstream: Upstream, path: string, needs: readonly PreloaderKind[]): Promise<PageResult> {
+  return fetchAndRead(upstream, { path, method: 'GET', kind: 'page' }, (response) => readPage(response, path, needs));
+}
+
+/** 11.3 steps 3 to 10 for the answer to a page request for `path`. */
+export function readPage(response: UpstreamResponse, path: string, needs: readonly PreloaderKind[]): PageResult {
   checkRedirect(response);
   if (response.status === 404) throw notFound(`HTTP 404 for ${path}`);
   if (response.status !== 200) throw blocked(`HTTP ${response.status} for ${path}`);
