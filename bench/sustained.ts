@@ -7,8 +7,9 @@
 //   - The upstream costs almost no CPU: the sandbox renders the 47 pages once, then a plain
 //     HTTP server in this process replays their bytes, uncompressed.
 //   - A `/healthz` probe on a connection of its own, every 500 ms.
-// Prints per window: completed requests, errors, p50/p99/max latency, the probe's worst
-// latency, the service's RSS and CPU, and the sizes of the WAL and the database file; then a
+// Prints per window: completed requests, errors, p50/p99/max latency (max includes the age of
+// requests still unanswered), the probe's worst latency, requests in flight, the service's RSS
+// and CPU, and the sizes of the WAL and the database file; then a
 // verdict: a stall is any window whose max latency, or any probe, exceeds --stall-ms.
 // Usage: npm run bench:sustained [-- --seconds 300 --rate 100 --connections 50 --window 10 --stall-ms 1000]
 import { spawn } from 'node:child_process';
@@ -112,11 +113,13 @@ interface Window {
 }
 const newWindow = (): Window => ({ latencies: [], errors: 0, probeMax: 0 });
 let current = newWindow();
-let inFlight = 0;
+/** Scheduled times of the requests and probes not answered yet: a stall that has not ended yet counts too. */
+const waiting = new Set<number>();
+const waitingProbes = new Set<number>();
 const firstErrors: string[] = [];
 
 async function scrape(n: number, scheduled: number) {
-  inFlight += 1;
+  waiting.add(scheduled);
   try {
     const url = encodeURIComponent(`https://linkpage-a.example${upstreamPath(n)}`);
     const response = await pool.request({ path: `/v1/linkpage-a/profile?url=${url}`, method: 'GET', headers });
@@ -129,17 +132,24 @@ async function scrape(n: number, scheduled: number) {
     current.errors += 1;
     if (firstErrors.length < 5) firstErrors.push(String(error));
   } finally {
-    inFlight -= 1;
+    waiting.delete(scheduled);
     current.latencies.push(performance.now() - scheduled);
   }
 }
 
 const probeLatencies: number[] = [];
+let probeErrors = 0;
 async function healthz(scheduled: number) {
+  waitingProbes.add(scheduled);
   try {
     const response = await probe.request({ path: '/healthz', method: 'GET' });
     await response.body.dump();
+    if (response.statusCode !== 200) probeErrors += 1;
+  } catch {
+    // Counted as an error; its latency (up to the client's timeout) is recorded all the same.
+    probeErrors += 1;
   } finally {
+    waitingProbes.delete(scheduled);
     const latency = performance.now() - scheduled;
     probeLatencies.push(latency);
     current.probeMax = Math.max(current.probeMax, latency);
@@ -174,7 +184,13 @@ const report = () => {
   const done = current;
   current = newWindow();
   const sorted = done.latencies.sort((a, b) => a - b);
-  const max = sorted.at(-1) ?? 0;
+  const oldest = (set: Set<number>) => {
+    let first = now;
+    for (const scheduled of set) first = Math.min(first, scheduled);
+    return now - first;
+  };
+  const max = Math.max(sorted.at(-1) ?? 0, oldest(waiting));
+  done.probeMax = Math.max(done.probeMax, oldest(waitingProbes));
   const cpu = cpuSeconds();
   const cpuShare = ((cpu - lastCpu) / ((now - windowStart) / 1000)) * 100;
   lastCpu = cpu;
@@ -193,7 +209,7 @@ const report = () => {
     quantile(sorted, 0.99).toFixed(1).padStart(8),
     max.toFixed(0).padStart(8),
     done.probeMax.toFixed(1).padStart(15),
-    String(inFlight).padStart(10),
+    String(waiting.size).padStart(10),
     mib(rss()).padStart(8),
     cpuShare.toFixed(0).padStart(6),
     mib(wal).padStart(8),
@@ -233,7 +249,9 @@ console.log(
   `total: ${totalRequests} scrapes, ${totalErrors} errors; healthz p50 ${quantile(probeSorted, 0.5).toFixed(1)} ms, max ${(probeSorted.at(-1) ?? 0).toFixed(1)} ms; WAL peak ${mib(walPeak)} MiB, database ${mib(fileSize(database))} MiB`,
 );
 for (const error of firstErrors) console.log(`  error: ${error}`);
-const verdict = stalls > 0 ? `STALL in ${stalls} window(s)` : totalErrors > 0 ? `no stall, but ${totalErrors} errors` : 'no stall';
+if (probeErrors > 0) console.log(`  ${probeErrors} /healthz probes failed`);
+const failures = totalErrors + probeErrors;
+const verdict = stalls > 0 ? `STALL in ${stalls} window(s)` : failures > 0 ? `no stall, but ${failures} errors` : 'no stall';
 console.log(`verdict: ${verdict}`);
 
 await pool.close();
@@ -241,4 +259,4 @@ await probe.close();
 child.kill('SIGTERM');
 await new Promise((resolve) => child.once('exit', resolve));
 origin.close();
-process.exitCode = stalls > 0 || totalErrors > 0 ? 1 : 0;
+process.exitCode = stalls > 0 || failures > 0 ? 1 : 0;
