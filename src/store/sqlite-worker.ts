@@ -26,15 +26,26 @@ const port = parentPort;
 if (!port) throw new Error('sqlite-worker.ts runs in a worker thread');
 const { path, busyTimeoutMs, intervalMs, walMaxBytes } = workerData as WorkerData;
 const MIN_ROUND_GAP_MS = 5;
+const MIN_BACKOFF_MS = 500;
+const MAX_BACKOFF_MS = 30_000;
 
 const db = new DatabaseSync(path, { timeout: busyTimeoutMs });
 // Should this connection ever restart the log itself, the file is cut back to the limit too.
 db.exec(`PRAGMA journal_size_limit = ${Math.trunc(walMaxBytes)}`);
 
 let roundEndedAt = 0;
+// A TRUNCATE checkpoint that found a reader in the way (a long read by another process) is not
+// tried again at once: each try holds writers off for a moment. Passive rounds go on meanwhile.
+let truncateAfter = 0;
+let backoffMs = 0;
 const tick = (): void => {
+  const now = performance.now();
   try {
-    checkpoint(db, path, walMaxBytes, busyTimeoutMs);
+    const result = checkpoint(db, path, now < truncateAfter ? Number.POSITIVE_INFINITY : walMaxBytes, busyTimeoutMs);
+    if (result.mode === 'TRUNCATE') {
+      backoffMs = result.busy ? Math.min(Math.max(2 * backoffMs, MIN_BACKOFF_MS), MAX_BACKOFF_MS) : 0;
+      truncateAfter = now + backoffMs;
+    }
   } catch {
     // The next tick tries again; the store reports its own errors to requests.
   }
