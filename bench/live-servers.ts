@@ -1,7 +1,8 @@
 // Child process of bench/live-scrape.ts: the full service pointed at the sandbox upstream
 // (which runs in a process of its own, origins in the environment), and a minimal Fastify
 // proxy route that fetches the same upstream page with undici and returns its bytes. Prints
-// their addresses as one JSON line, and this process's peak memory on request.
+// their addresses and the data directory as one JSON line, and this process's peak memory on
+// request. Also the service of bench/sustained.ts.
 import Fastify from 'fastify';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -70,6 +71,7 @@ process.stdout.write(
     service: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`,
     proxy: `http://127.0.0.1:${(proxy.server.address() as { port: number }).port}`,
     key: key.key,
+    dataDir: dir,
   })}\n`,
 );
 process.stdin.on('data', (chunk) => {

@@ -70,12 +70,20 @@ export class ScrapeService {
   readonly #inFlight = new Map<string, Promise<Scraped>>();
   readonly #bytes = new WeakMap<object, Buffer>();
   readonly #targetKeys = new WeakMap<TargetParams, { targetKey: string; baseKey: string }>();
+  /** One controller per scrape in flight, aborted at its deadline or at shutdown. */
+  readonly #running = new Set<AbortController>();
 
   constructor(stores: Stores, sealer: CursorSealer, metrics: Metrics, settings: ScrapeSettings) {
     this.#stores = stores;
     this.#sealer = sealer;
     this.#metrics = metrics;
     this.#settings = settings;
+    // Not AbortSignal.any([deadline, shutdown]) per scrape: Node keeps each such signal in the
+    // shutdown signal's set of dependants and prunes that set from finalizers that walk all of
+    // it, which under sustained load held the event loop for seconds at a time.
+    settings.shutdown.addEventListener('abort', () => {
+      for (const controller of this.#running) controller.abort(settings.shutdown.reason);
+    });
   }
 
   async handle(runtime: EndpointRuntime, caller: Caller, request: FastifyRequest, reply: FastifyReply, outcome: Outcome): Promise<void> {
@@ -224,7 +232,14 @@ export class ScrapeService {
     const { endpoint } = runtime;
     const extractor = endpoint.extractor;
     if (!extractor) throw new ApiError('NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`);
-    const signal = AbortSignal.any([AbortSignal.timeout(Math.max(1, deadline - this.#settings.now())), this.#settings.shutdown]);
+    const controller = new AbortController();
+    const { signal } = controller;
+    if (this.#settings.shutdown.aborted) controller.abort(this.#settings.shutdown.reason);
+    const timer = setTimeout(
+      () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+      Math.max(1, deadline - this.#settings.now()),
+    );
+    this.#running.add(controller);
     let result: ExtractResult;
     try {
       const upstream = this.#settings.upstream(endpoint.platform, signal, deadline);
@@ -244,6 +259,9 @@ export class ScrapeService {
         throw outcomeError(error, endpoint);
       }
       throw error;
+    } finally {
+      clearTimeout(timer);
+      this.#running.delete(controller);
     }
     const scrapedAt = this.#settings.now();
     const data = assemble(endpoint, target, result, scrapedAt, this.#sealer);

@@ -10,10 +10,14 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, closeSync, constants, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type { StatementSync } from 'node:sqlite';
 import { describeFsError } from '../fs-errors.ts';
 import { InProcessRateLimiter } from './memory-limiter.ts';
+import { pruneCache, walBytes } from './sqlite-maintenance.ts';
+import type { PruneOptions } from './sqlite-maintenance.ts';
+import type { WorkerData, WorkerReply, WorkerRequest } from './sqlite-worker.ts';
 import { MissingDatabaseError, StoreUnavailableError } from './types.ts';
 import type {
   AccountStore,
@@ -48,9 +52,12 @@ export interface SqliteStoreOptions {
   create?: boolean;
   /** Writes that would grow the database beyond this many bytes fail as on a full disk (SQLITE_FULL). */
   maxDatabaseBytes?: number;
+  /** The write-ahead log is restarted and its file truncated once it grows past this; default 32 MiB. */
+  walMaxBytes?: number;
 }
 
 const GIB = 1024 ** 3;
+const WAL_MAX_BYTES = 32 * 1024 * 1024;
 const DAY_MS = 24 * 60 * 60 * 1000;
 const SCHEMA_VERSION = 2;
 /** After an eviction the cache is brought down to this share of its bound. */
@@ -277,16 +284,6 @@ function prepareAll(db: DatabaseSync) {
     ),
     cacheTouch: p('UPDATE cache SET accessed_at = ?1 WHERE key = ?2 AND accessed_at < ?1'),
     cacheDeleteTarget: p('DELETE FROM cache WHERE target = ?'),
-    cacheDeleteOlder: p('DELETE FROM cache WHERE stored_at < ?'),
-    cacheTotal: p('SELECT coalesce(sum(size), 0) AS total FROM cache'),
-    // Deletes least recently accessed entries until at least ?1 bytes are freed.
-    cacheEvict: p(
-      `DELETE FROM cache WHERE key IN (
-         SELECT key FROM (
-           SELECT key, size, sum(size) OVER (ORDER BY accessed_at, rowid ROWS UNBOUNDED PRECEDING) AS freed
-             FROM cache)
-          WHERE freed - size < ?1)`,
-    ),
   };
 }
 
@@ -300,6 +297,8 @@ class Connection {
   #writes = 0;
   #version = 0;
   #versionFresh = false;
+  /** Called after each committed write transaction (the log's growth is watched from there). */
+  afterCommit: (() => void) | null = null;
 
 
   constructor(path: string, busyTimeoutMs: number, options: { create: boolean; maxDatabaseBytes?: number }) {
@@ -422,6 +421,7 @@ class Connection {
         if (st) st.commitTx.run();
         else this.db.exec('COMMIT');
         this.#writes += 1;
+        this.afterCommit?.();
         return result;
       } catch (err) {
         if (this.db.isTransaction) {
@@ -623,6 +623,8 @@ function ledger(c: Connection): Ledger {
           return ids.length < REFUND_BATCH;
         });
         if (done) return total;
+        // A large backlog (after a crash under load) does not hold the event loop either.
+        await yieldToEvents();
       }
     },
 
@@ -667,7 +669,7 @@ interface SqliteCache extends CacheStore {
   flush(): void;
 }
 
-function cacheStore(c: Connection, maxBytes: number, maxAgeMs: number): SqliteCache {
+function cacheStore(c: Connection, background: Background, maxBytes: number, maxAgeMs: number): SqliteCache {
   const { st } = c;
   // Reads since the last flush: key -> epoch ms of the latest read. Reads never write.
   let touched = new Map<string, number>();
@@ -804,12 +806,8 @@ function cacheStore(c: Connection, maxBytes: number, maxAgeMs: number): SqliteCa
     async prune(now: number): Promise<void> {
       flushWrites();
       flush();
-      const dropped = c.tx(() => {
-        let changes = Number(st.cacheDeleteOlder.run(now - maxAgeMs).changes);
-        const total = (st.cacheTotal.get() as Row).total as number;
-        if (total > maxBytes) changes += Number(st.cacheEvict.run(total - Math.floor(maxBytes * EVICT_TO)).changes);
-        return changes;
-      });
+      // Off the event loop where there is a background thread; in short batches either way.
+      const dropped = await background.prune({ now, maxAgeMs, maxBytes, evictTo: EVICT_TO });
       // Whatever the table dropped must not be served from memory either.
       if (dropped > 0) {
         hot.clear();
@@ -819,44 +817,121 @@ function cacheStore(c: Connection, maxBytes: number, maxAgeMs: number): SqliteCa
   };
 }
 
-// ---- checkpoints -------------------------------------------------------------------------
+// ---- background work ---------------------------------------------------------------------
 
-/** How often the checkpointing thread copies the write-ahead log into the database. */
-const CHECKPOINT_INTERVAL_MS = 250;
+/** How often the background thread checkpoints the write-ahead log. */
+const CHECKPOINT_INTERVAL_MS = 100;
+/** Commits between two looks at the log's size from this thread, and the least time between two calls for a round. */
+const COMMITS_PER_WAL_CHECK = 32;
+const CHECKPOINT_CALL_GAP_MS = 20;
 
-// Runs in a worker thread: its own connection checkpoints the WAL, so that no request of the
-// main thread ever waits on that copy (and its fsync), as it would on an automatic checkpoint.
-const CHECKPOINTER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { DatabaseSync } = require('node:sqlite');
-const db = new DatabaseSync(workerData.path, { timeout: workerData.busyTimeoutMs });
-const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
-const timer = setInterval(() => { try { checkpoint.get(); } catch {} }, workerData.intervalMs);
-parentPort.on('message', () => { clearInterval(timer); try { checkpoint.get(); db.close(); } catch {} parentPort.close(); });
-`;
+/** Store work that can take long (see sqlite-maintenance.ts). */
+interface Background {
+  prune(options: PruneOptions): Promise<number>;
+  stop(): Promise<void>;
+}
 
-function startCheckpointer(c: Connection, path: string): { stop: () => Promise<void> } {
-  const worker = new Worker(CHECKPOINTER_SOURCE, {
-    eval: true,
-    workerData: { path, busyTimeoutMs: 5_000, intervalMs: CHECKPOINT_INTERVAL_MS },
+/** Turns an error a worker thread reported back into what the store throws. */
+function fromWorker(error: { message: string; code?: unknown; errcode?: unknown }): unknown {
+  return toStoreError(Object.assign(new Error(error.message), { code: error.code, errcode: error.errcode }));
+}
+
+/** For an in-memory database (one connection only) or when the thread is gone: the work runs here. */
+function inPlace(c: Connection): Background {
+  return {
+    prune: async (options) => {
+      if (c.closed) throw new StoreUnavailableError('SQLite store is closed');
+      try {
+        return await pruneCache(c.db, options, () => yieldToEvents());
+      } catch (err) {
+        throw toStoreError(err);
+      }
+    },
+    stop: async () => {},
+  };
+}
+
+/**
+ * A worker thread with a connection of its own that checkpoints the log and keeps it bounded,
+ * and prunes the cache when asked: no request of this thread waits on a copy of the log, an
+ * fsync, or a large delete.
+ */
+function startBackground(c: Connection, path: string, busyTimeoutMs: number, walMaxBytes: number): Background {
+  const worker = new Worker(new URL('./sqlite-worker.ts', import.meta.url), {
+    workerData: { path, busyTimeoutMs, intervalMs: CHECKPOINT_INTERVAL_MS, walMaxBytes } satisfies WorkerData,
     execArgv: ['--disable-warning=ExperimentalWarning'],
   });
   worker.unref();
-  // The main connection no longer checkpoints on commit.
+  // This connection no longer checkpoints on commit; should it restart the log itself (when
+  // nothing else is using it), the file is cut back to the limit.
   c.db.exec('PRAGMA wal_autocheckpoint = 0');
-  worker.on('error', () => {
-    // Without the thread, commits checkpoint again as SQLite does by default.
-    if (!c.closed) c.db.exec('PRAGMA wal_autocheckpoint = 1000');
+  c.db.exec(`PRAGMA journal_size_limit = ${Math.trunc(walMaxBytes)}`);
+
+  const fallback = inPlace(c);
+  let failed = false;
+  // Writes faster than the thread's pace would overrun the limit between two of its rounds:
+  // the size is looked at every few commits, and a log over the limit calls a round at once.
+  let commits = 0;
+  let calledAt = 0;
+  c.afterCommit = () => {
+    commits += 1;
+    if (failed || stopping || commits % COMMITS_PER_WAL_CHECK !== 0 || walBytes(path) <= walMaxBytes) return;
+    const now = Date.now();
+    if (now - calledAt < CHECKPOINT_CALL_GAP_MS) return;
+    calledAt = now;
+    worker.postMessage({ type: 'checkpoint' } satisfies WorkerRequest);
+  };
+  let stopping = false;
+  let stopped: (() => void) | null = null;
+  let nextId = 0;
+  const waiting = new Map<number, { resolve: (dropped: number) => void; reject: (err: unknown) => void }>();
+  const settle = (id: number) => {
+    const pending = waiting.get(id);
+    waiting.delete(id);
+    // The thread keeps the process alive only while an answer is awaited.
+    if (waiting.size === 0) worker.unref();
+    return pending;
+  };
+  worker.on('message', (reply: WorkerReply) => {
+    if (reply.type === 'stopped') stopped?.();
+    else if (reply.type === 'pruned') settle(reply.id)?.resolve(reply.dropped);
+    else settle(reply.id)?.reject(stopping ? new StoreUnavailableError('SQLite store is closed') : fromWorker(reply.error));
   });
+  const lost = () => {
+    if (stopping || failed) return;
+    failed = true;
+    // Without the thread, commits checkpoint again as SQLite does by default, and the cache
+    // is pruned on this thread (still in short batches).
+    if (!c.closed) c.db.exec('PRAGMA wal_autocheckpoint = 1000');
+    for (const id of [...waiting.keys()]) settle(id)?.reject(new StoreUnavailableError('the SQLite background thread stopped'));
+  };
+  worker.on('error', lost);
+  worker.on('exit', lost);
+
   return {
+    prune: (options) => {
+      if (failed) return fallback.prune(options);
+      if (c.closed || stopping) return Promise.reject(new StoreUnavailableError('SQLite store is closed'));
+      const id = nextId++;
+      return new Promise<number>((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        worker.ref();
+        worker.postMessage({ type: 'prune', id, options } satisfies WorkerRequest);
+      });
+    },
     stop: async () => {
-      worker.postMessage('stop');
+      if (failed) return;
+      stopping = true;
       await new Promise<void>((resolve) => {
         const timeout = setTimeout(() => void worker.terminate().then(() => resolve()), 2_000);
-        worker.once('exit', () => {
+        const done = () => {
           clearTimeout(timeout);
           resolve();
-        });
+        };
+        stopped = done;
+        worker.once('exit', done);
+        worker.ref();
+        worker.postMessage({ type: 'stop' } satisfies WorkerRequest);
       });
     },
   };
@@ -911,11 +986,14 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
   if (!(maxBytes > 0)) throw new RangeError(`cacheMaxBytes must be positive, got ${maxBytes}`);
   if (!(maxAgeMs > 0)) throw new RangeError(`cacheMaxAgeMs must be positive, got ${maxAgeMs}`);
 
+  const walMaxBytes = options.walMaxBytes ?? WAL_MAX_BYTES;
+  if (!(walMaxBytes > 0)) throw new RangeError(`walMaxBytes must be positive, got ${walMaxBytes}`);
+
   const create = options.create ?? true;
   if (options.path !== ':memory:') prepareFile(options.path, create);
   const c = new Connection(options.path, busyTimeoutMs, { create, maxDatabaseBytes: options.maxDatabaseBytes });
-  const cache = cacheStore(c, maxBytes, maxAgeMs);
-  const checkpointer = options.path === ':memory:' ? null : startCheckpointer(c, options.path);
+  const background = options.path === ':memory:' ? inPlace(c) : startBackground(c, options.path, busyTimeoutMs, walMaxBytes);
+  const cache = cacheStore(c, background, maxBytes, maxAgeMs);
   const timer = setInterval(() => {
     try {
       cache.flush();
@@ -947,7 +1025,7 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
     async close(): Promise<void> {
       if (c.closed) return;
       clearInterval(timer);
-      await checkpointer?.stop();
+      await background.stop();
       try {
         cache.flush();
       } catch {
