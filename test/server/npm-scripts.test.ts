@@ -10,7 +10,10 @@ import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { loadConfig } from '../../src/config.ts';
+import { start } from '../../src/main.ts';
 import { openSqliteStores } from '../../src/store/sqlite.ts';
+import { startSandbox } from '../../sandbox/server.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const STACK = /^\s+at .+[:(]\d+/m;
@@ -264,6 +267,36 @@ describe('a port in use is one line naming the variable to change', () => {
       );
     } finally {
       await stores.close();
+    }
+  });
+});
+
+describe('listen failures in process: the setting to change, and nothing left listening', () => {
+  test('HOST that is not an address of this machine names HOST', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'host-test-'));
+    try {
+      // 192.0.2.0/24 is reserved for documentation: never an address of this machine.
+      const config = loadConfig({ DATA_DIR: dir, HOST: '192.0.2.1', PORT: '0', LOG_LEVEL: 'silent' });
+      await assert.rejects(start(config), { message: /^HOST 192\.0\.2\.1: cannot listen on 192\.0\.2\.1:0, the host is not an address of this machine \(EADDRNOTAVAIL\); set HOST/ });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('SANDBOX_HOST likewise', async () => {
+    await assert.rejects(startSandbox({ host: '192.0.2.1', portBase: 0 }), { message: /^SANDBOX_HOST 192\.0\.2\.1: cannot listen on 192\.0\.2\.1:0 \(socialnet\)/ });
+  });
+
+  test('a sandbox port taken half-way: the platforms already listening release their ports', async () => {
+    const { server, port } = await occupy();
+    try {
+      // socialnet and snapmsg on the two ports below the taken one, linkpage-a on it.
+      await assert.rejects(startSandbox({ portBase: port - 2 }), {
+        message: new RegExp(`^SANDBOX_PORT_BASE ${port - 2}: 127\\.0\\.0\\.1:${port} \\(linkpage-a\\) is already in use`),
+      });
+      for (const below of [port - 2, port - 1]) await assertFree(`http://127.0.0.1:${below}`);
+    } finally {
+      server.close();
     }
   });
 });
