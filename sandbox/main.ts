@@ -1,6 +1,7 @@
 // `npm run sandbox`: the sandbox upstream on its own, configured by environment.
 import { pathToFileURL } from 'node:url';
 import { startSandbox } from './server.ts';
+import { stopOnSignals } from '../src/lifecycle.ts';
 
 const number = (name: string, fallback: number): number => {
   const raw = process.env[name];
@@ -22,10 +23,16 @@ export function sandboxOptionsFromEnv() {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const sandbox = await startSandbox(sandboxOptionsFromEnv());
-  console.log('Sandbox upstream listening. Point the service at it with:');
-  for (const [name, origin] of Object.entries(sandbox.env)) console.log(`  export ${name}=${origin}`);
-  const stop = () => sandbox.close().then(() => process.exit(0));
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  Promise.resolve()
+    .then(() => startSandbox(sandboxOptionsFromEnv()))
+    .then((sandbox) => {
+      console.log('Sandbox upstream listening. Point the service at it with:');
+      for (const [name, origin] of Object.entries(sandbox.env)) console.log(`  export ${name}=${origin}`);
+      stopOnSignals(() => void sandbox.close().then(() => process.exit(0)));
+    })
+    .catch((error: unknown) => {
+      // A port in use, a bad setting: one line, not a stack trace.
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    });
 }

@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import type { SandboxPlatform, SandboxRequest, SandboxResponse } from './common.ts';
 import { platforms } from './platforms/index.ts';
+import { listenFailure } from '../src/lifecycle.ts';
 
 export interface SandboxOptions {
   seed?: string;
@@ -144,31 +145,35 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const servers: Server[] = [];
   const origins = {} as Record<SandboxPlatform['name'], string>;
   const env: Record<string, string> = {};
+  const close = async () => {
+    await Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            server.closeAllConnections();
+            server.close(() => resolve());
+          }),
+      ),
+    );
+  };
   for (const [index, platform] of platforms.entries()) {
     const server = serve(platform, settings);
     server.keepAliveTimeout = 10_000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(settings.portBase === 0 ? 0 : settings.portBase + index, settings.host, () => resolve());
-    });
+    const port = settings.portBase === 0 ? 0 : settings.portBase + index;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, settings.host, () => resolve());
+      });
+    } catch (error) {
+      // The platforms already listening must not keep their ports.
+      await close();
+      throw listenFailure(error, { host: settings.host, port, hostVariable: 'SANDBOX_HOST', portVariable: 'SANDBOX_PORT_BASE', portSetting: settings.portBase, name: platform.name });
+    }
     servers.push(server);
-    const { port } = server.address() as { port: number };
-    origins[platform.name] = `http://${settings.host}:${port}`;
+    const { port: bound } = server.address() as { port: number };
+    origins[platform.name] = `http://${settings.host}:${bound}`;
     env[ENV_OF[platform.name]] = origins[platform.name];
   }
-  return {
-    origins,
-    env,
-    close: async () => {
-      await Promise.all(
-        servers.map(
-          (server) =>
-            new Promise<void>((resolve) => {
-              server.closeAllConnections();
-              server.close(() => resolve());
-            }),
-        ),
-      );
-    },
-  };
+  return { origins, env, close };
 }

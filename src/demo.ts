@@ -1,54 +1,76 @@
 // `npm run demo`: the sandbox upstream and the service on its embedded default, pointed at the
-// sandbox, with a demo team, a fresh demo key at every start (also written to
-// DATA_DIR/demo-key) and copy-paste curl lines for the sandbox's catalogue.
+// sandbox, with a demo team, a fresh demo key at every start (the previous one revoked; the key
+// printed and written to DATA_DIR/demo-key) and copy-paste curl lines for the sandbox's catalogue.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, PLATFORM_ORIGINS } from './config.ts';
 import { start } from './main.ts';
 import { openStores } from './store/open.ts';
 import { generateKey } from './server/keys.ts';
+import type { Stores, Team } from './store/types.ts';
 import { platforms as sandboxPlatforms } from '../sandbox/platforms/index.ts';
 import { startSandbox } from '../sandbox/server.ts';
 import { sandboxOptionsFromEnv } from '../sandbox/main.ts';
 
 const DEMO_TEAM = 'demo';
 const DEMO_CREDITS = 1000;
+/** Names of the keys the demo creates: `demo <ISO time>`. */
+const DEMO_KEY_PREFIX = 'demo ';
 
-// The sandbox serves every platform whose origin the environment does not set.
-const sandbox = await startSandbox(sandboxOptionsFromEnv());
-const env: Record<string, string | undefined> = { ...process.env };
-for (const [name, origin] of Object.entries(sandbox.env)) env[name] ||= origin;
+/** Revokes the demo keys of earlier starts and creates this start's key; returns it. */
+async function rotateDemoKey(stores: Stores, team: Team): Promise<string> {
+  for (const key of await stores.accounts.listKeys(team.id)) {
+    if (key.revokedAt === null && key.name.startsWith(DEMO_KEY_PREFIX)) await stores.accounts.revokeKey(key.id);
+  }
+  const generated = generateKey();
+  await stores.accounts.createKey({ teamId: team.id, name: `${DEMO_KEY_PREFIX}${new Date().toISOString()}`, hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
+  return generated.key;
+}
 
-const config = loadConfig(env);
-const stores = openStores(config);
-const teams = await stores.accounts.listTeams();
-const team = teams.find((candidate) => candidate.name === DEMO_TEAM) ?? (await stores.accounts.createTeam({ name: DEMO_TEAM, credits: DEMO_CREDITS, rateLimit: 100 }));
-const generated = generateKey();
-await stores.accounts.createKey({ teamId: team.id, name: `demo ${new Date().toISOString()}`, hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
-const keyFile = join(config.dataDir, 'demo-key');
-writeFileSync(keyFile, `${generated.key}\n`, { mode: 0o600 });
+async function demo(): Promise<void> {
+  // The sandbox serves every platform whose origin the environment does not set.
+  const sandbox = await startSandbox(sandboxOptionsFromEnv());
+  process.once('exit', () => void sandbox.close());
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const [name, origin] of Object.entries(sandbox.env)) env[name] ||= origin;
 
-const running = await start(config, stores);
-process.once('exit', () => void sandbox.close());
-const base = running.address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
-const key = `$(cat ${keyFile})`;
-const examples = sandboxPlatforms.flatMap((platform) =>
-  platform.catalogue.slice(0, 3).map((entry) => `  # ${platform.name}: ${entry.description}\n  curl -s -H "x-api-key: ${key}" "${base}${entry.endpoint}?${entry.query}"`),
-);
-const origins = Object.keys(PLATFORM_ORIGINS)
-  .map((platform) => `  ${platform}: ${config.origins[platform as keyof typeof PLATFORM_ORIGINS]}`)
-  .join('\n');
-console.log(`
+  const config = loadConfig(env);
+  const stores = openStores(config);
+  const teams = await stores.accounts.listTeams();
+  const team = teams.find((candidate) => candidate.name === DEMO_TEAM) ?? (await stores.accounts.createTeam({ name: DEMO_TEAM, credits: DEMO_CREDITS, rateLimit: 100 }));
+  const running = await start(config, stores);
+  // Only once the service listens: a start that fails leaves the previous key working.
+  const demoKey = await rotateDemoKey(stores, team);
+  const keyFile = join(config.dataDir, 'demo-key');
+  writeFileSync(keyFile, `${demoKey}\n`, { mode: 0o600 });
+
+  const base = running.address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
+  const key = `$(cat ${keyFile})`;
+  const examples = sandboxPlatforms.flatMap((platform) =>
+    platform.catalogue.slice(0, 3).map((entry) => `  # ${platform.name}: ${entry.description}\n  curl -s -H "x-api-key: ${key}" "${base}${entry.endpoint}?${entry.query}"`),
+  );
+  const origins = Object.keys(PLATFORM_ORIGINS)
+    .map((platform) => `  ${platform}: ${config.origins[platform as keyof typeof PLATFORM_ORIGINS]}`)
+    .join('\n');
+  console.log(`
 Service listening on ${base}, scraping the sandbox upstream:
 ${origins}
 Demo team ${team.id} ("${team.name}"), balance ${(await stores.ledger.balance(team.id)) ?? 0} credits.
-Demo key written to ${keyFile}
+Demo key: ${demoKey}
+  (new at every start, the previous demo key is revoked; also written to ${keyFile})
 
 Try:
   curl -s ${base}/healthz
 ${examples.join('\n')}
   curl -s "${base}/openapi.json" | head -c 300; echo
-  open ${base}/docs
   npm run -s admin -- usage --team ${team.id}
-The README lists the whole sandbox catalogue.
+Docs: open ${base}/docs in a browser.
+The README lists the whole sandbox catalogue. Ctrl-C stops the service and the sandbox.
 `);
+}
+
+demo().catch((error: unknown) => {
+  // A port in use, a bad setting: one line, not a stack trace.
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -5,6 +5,7 @@ import { UpstreamClient, type PlatformOrigin } from './upstream/client.ts';
 import { endpoints } from './endpoints/index.ts';
 import { buildApp } from './server/app.ts';
 import { openStores } from './store/open.ts';
+import { listenFailure, stopOnSignals } from './lifecycle.ts';
 import type { Stores } from './store/types.ts';
 import type { FastifyInstance } from 'fastify';
 
@@ -24,7 +25,7 @@ export interface Running {
   stop: () => Promise<void>;
 }
 
-/** Starts the API on the configured address; SIGTERM and SIGINT drain it and stop. */
+/** Starts the API on the configured address; SIGTERM, SIGINT and SIGHUP (or the end of the npm that started it) drain it and stop. */
 export async function start(config: Config, stores: Stores = openStores(config)): Promise<Running> {
   const client = upstreamClient(config);
   const app = await buildApp({
@@ -37,7 +38,15 @@ export async function start(config: Config, stores: Stores = openStores(config))
     metricsToken: config.metricsToken,
     logger: { level: config.logLevel },
   });
-  const address = await app.listen({ port: config.port, host: config.host });
+  let address: string;
+  try {
+    address = await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await app.close();
+    await client.close();
+    await stores.close();
+    throw listenFailure(error, { host: config.host, port: config.port, hostVariable: 'HOST', portVariable: 'PORT' });
+  }
   let stopping: Promise<void> | null = null;
   const stop = () => {
     stopping ??= (async () => {
@@ -49,21 +58,20 @@ export async function start(config: Config, stores: Stores = openStores(config))
       clearTimeout(force);
       await client.close();
       await stores.close();
+      removeStopHandlers();
     })();
     return stopping;
   };
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      app.log.info({ signal }, 'draining and stopping');
-      stop().then(
-        () => process.exit(0),
-        (error: unknown) => {
-          app.log.error({ err: error }, 'stop failed');
-          process.exit(1);
-        },
-      );
-    });
-  }
+  const removeStopHandlers = stopOnSignals((reason) => {
+    app.log.info({ reason }, 'draining and stopping');
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        app.log.error({ err: error }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  });
   return { app, address, stop };
 }
 

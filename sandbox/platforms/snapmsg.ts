@@ -118,25 +118,25 @@ interface ProfileAccount {
 
 /** Named profiles. Any other valid username is an ordinary generated profile; `nosuch…` is not found. */
 const PROFILES: Record<string, ProfileAccount> = {
-  lunavoss: { kind: 'public', description: 'ordinary public profile: story, highlights, lenses, related accounts, JSON-LD (compact JSON as in the contract examples)', style: PLAIN_STYLE },
-  bigcreator: { kind: 'public', size: 'large', description: 'large public profile: 40 lenses, 30 curated and 25 Spotlight highlights, a 30-snap story, 20 related accounts (pretty-printed JSON)', style: { pretty: true } },
-  'emoji.star': { kind: 'public', flavour: 'emoji', description: 'public profile with emoji in names, bio, titles and lenses' },
-  'noor.rtl': { kind: 'public', flavour: 'rtl', description: 'public profile with right-to-left (Arabic, Hebrew) text' },
-  'sakura.cjk': { kind: 'public', flavour: 'cjk', description: 'public profile with CJK text' },
-  mixedbag: { kind: 'public', flavour: 'mixed', description: 'mixed scripts, quotes, `&` and `<b>` in text; every non-ASCII character and `/` JSON-escaped', style: { asciiOnly: true, slashes: true } },
-  'sparse.pub': { kind: 'public', size: 'sparse', description: 'public profile with every optional field absent and every default omitted: no story, lists, avatar, website, times or JSON-LD', style: { writeDefaults: false } },
-  'zeros.out': { kind: 'public', description: 'public profile with proto3 defaults written out (`"badge":0`, `"snapIndex":0`, `"likeCount":"0"`, `[]`), a story with an empty snap list', style: { writeDefaults: true } },
-  ldgraph: { kind: 'public', description: 'JSON-LD in `@graph` among extra JSON-LD blocks of other types; `sameAs` as a single string', style: { ld: 'graph', extraBlocks: true }, sameAsString: true },
-  'pretty.keys': { kind: 'public', description: 'pretty-printed `__NEXT_DATA__` with shuffled keys, unknown members and reordered script attributes (nonce, crossorigin)', style: { pretty: true, shuffle: true, extra: true, scriptTag: 3, ld: 'array' } },
-  kitewise: { kind: 'userInfo', avatar: true, description: 'existing account without a public profile (`userInfo`, 3D avatar)' },
-  quietkit: { kind: 'userInfo', avatar: false, description: '`userInfo` account without display name or 3D avatar' },
-  nosuchuser1: { kind: 'notFound', description: 'missing account: Next.js 404 error page (any name starting with `nosuch` too)' },
-  ratelimited: { kind: 'rateLimited', description: 'blocked: HTTP 429 with Retry-After' },
-  edgeblocked: { kind: 'edgeBlocked', description: 'blocked: HTTP 403 edge "request blocked" page' },
-  loginwall: { kind: 'loginWall', description: 'blocked: redirect to `/accounts/login`' },
-  challenged: { kind: 'challenge', description: 'blocked: redirect to a `/challenge` page' },
-  brokenpage: { kind: 'noNextData', description: 'unrecognised: 200 page without `__NEXT_DATA__`' },
-  oddcase: { kind: 'unknownCase', description: 'unrecognised: `userProfile.$case` is an unknown kind' },
+  lunavoss: { kind: 'public', description: 'ordinary public profile: story, highlights, lenses, related accounts, JSON-LD (compact JSON as in the contract examples) → 200', style: PLAIN_STYLE },
+  bigcreator: { kind: 'public', size: 'large', description: 'large public profile: 40 lenses, 30 curated and 25 Spotlight highlights, a 30-snap story, 20 related accounts (pretty-printed JSON) → 200', style: { pretty: true } },
+  'emoji.star': { kind: 'public', flavour: 'emoji', description: 'public profile with emoji in names, bio, titles and lenses → 200' },
+  'noor.rtl': { kind: 'public', flavour: 'rtl', description: 'public profile with right-to-left (Arabic, Hebrew) text → 200' },
+  'sakura.cjk': { kind: 'public', flavour: 'cjk', description: 'public profile with CJK text → 200' },
+  mixedbag: { kind: 'public', flavour: 'mixed', description: 'mixed scripts, quotes, `&` and `<b>` in text; every non-ASCII character and `/` JSON-escaped → 200', style: { asciiOnly: true, slashes: true } },
+  'sparse.pub': { kind: 'public', size: 'sparse', description: 'public profile with every optional field absent and every default omitted: no story, lists, avatar, website, times or JSON-LD → 200', style: { writeDefaults: false } },
+  'zeros.out': { kind: 'public', description: 'public profile with proto3 defaults written out (`"badge":0`, `"snapIndex":0`, `"likeCount":"0"`, `[]`), a story with an empty snap list → 200', style: { writeDefaults: true } },
+  ldgraph: { kind: 'public', description: 'JSON-LD in `@graph` among extra JSON-LD blocks of other types; `sameAs` as a single string → 200', style: { ld: 'graph', extraBlocks: true }, sameAsString: true },
+  'pretty.keys': { kind: 'public', description: 'pretty-printed `__NEXT_DATA__` with shuffled keys, unknown members and reordered script attributes (nonce, crossorigin) → 200', style: { pretty: true, shuffle: true, extra: true, scriptTag: 3, ld: 'array' } },
+  kitewise: { kind: 'userInfo', avatar: true, description: 'existing account without a public profile (`userInfo`, 3D avatar) → 200' },
+  quietkit: { kind: 'userInfo', avatar: false, description: '`userInfo` account without display name or 3D avatar → 200' },
+  nosuchuser1: { kind: 'notFound', description: 'missing account: Next.js 404 error page (any name starting with `nosuch` too) → 404 NOT_FOUND' },
+  ratelimited: { kind: 'rateLimited', description: 'blocked: HTTP 429 with Retry-After → 502 UPSTREAM_BLOCKED' },
+  edgeblocked: { kind: 'edgeBlocked', description: 'blocked: HTTP 403 edge "request blocked" page → 502 UPSTREAM_BLOCKED' },
+  loginwall: { kind: 'loginWall', description: 'blocked: redirect to `/accounts/login` → 502 UPSTREAM_BLOCKED' },
+  challenged: { kind: 'challenge', description: 'blocked: redirect to a `/challenge` page → 502 UPSTREAM_BLOCKED' },
+  brokenpage: { kind: 'noNextData', description: 'unrecognised: 200 page without `__NEXT_DATA__` → 502 UPSTREAM_UNRECOGNISED' },
+  oddcase: { kind: 'unknownCase', description: 'unrecognised: `userProfile.$case` is an unknown kind → 502 UPSTREAM_UNRECOGNISED' },
 };
 
 type SpotlightKind =
@@ -167,22 +167,22 @@ interface SpotlightAccount {
 
 /** Named Spotlights. Any other valid id is an ordinary generated Spotlight; `missing…` is not found. */
 const SPOTLIGHTS: Record<string, SpotlightAccount> = {
-  starTrails_Sintra_0001: { kind: 'comments', total: 45, paging: 'full', description: 'ordinary Spotlight: 45 comments in pages of 20', style: PLAIN_STYLE },
-  bigThread_hundreds_0001: { kind: 'comments', total: 460, paging: 'ragged', description: 'large: 460 comments in pages of 0 to 20 (empty pages while more remain)' },
-  unicodeTalk_emoji_rtl_01: { kind: 'comments', total: 36, flavour: 'all', paging: 'varied', description: 'comments with emoji, right-to-left, CJK and mixed text, multi-line; ASCII-escaped JSON', style: { asciiOnly: true } },
-  sparseComments_000001: { kind: 'comments', total: 24, sparse: true, paging: 'varied', description: 'comments with optional members absent (no display name, avatar, counts, edit time, score)' },
-  zeroDefaults_comments1: { kind: 'comments', total: 22, paging: 'full', description: 'comments with defaults written out (`"likeCount":"0"`, `"rankingScore":0`), pretty-printed with shuffled keys and unknown members', style: { writeDefaults: true, pretty: true, shuffle: true, extra: true } },
-  noComments_0000000001: { kind: 'comments', total: 0, description: 'comments enabled, none posted' },
-  commentsOff_000000001: { kind: 'commentsOff', description: 'comments turned off: no `commentsInfo`' },
-  commentsDisabled_0001: { kind: 'commentsDisabled', description: 'comments disabled: `isCommentingEnabled` false (omitted)' },
-  missing_spotlight_001: { kind: 'notFound', description: 'missing Spotlight: Next.js 404 page (any id starting with `missing` too)' },
-  recommendedOnly_00001: { kind: 'recommendedOnly', description: 'Spotlight page without the requested story (only recommended ones): not found' },
-  contextGone_000000001: { kind: 'contextGone', description: 'comments context no longer exists: comments API answers 404 NOT_FOUND' },
-  rateLimited_comments1: { kind: 'rateLimited', description: 'blocked: comments API answers 429 RESOURCE_EXHAUSTED' },
-  edgeBlocked_spot_0001: { kind: 'edgeBlocked', description: 'blocked: Spotlight page answers 403' },
-  challenge_spot_000001: { kind: 'challenge', description: 'blocked: Spotlight page redirects to `/challenge`' },
-  brokenFeed_0000000001: { kind: 'noFeed', description: 'unrecognised: Spotlight page without `spotlightFeed`' },
-  brokenComments_000001: { kind: 'brokenComments', description: 'unrecognised: comments API answers an HTML page' },
+  starTrails_Sintra_0001: { kind: 'comments', total: 45, paging: 'full', description: 'ordinary Spotlight: 45 comments in pages of 20 → 200', style: PLAIN_STYLE },
+  bigThread_hundreds_0001: { kind: 'comments', total: 460, paging: 'ragged', description: 'large: 460 comments in pages of 0 to 20 (empty pages while more remain) → 200' },
+  unicodeTalk_emoji_rtl_01: { kind: 'comments', total: 36, flavour: 'all', paging: 'varied', description: 'comments with emoji, right-to-left, CJK and mixed text, multi-line; ASCII-escaped JSON → 200', style: { asciiOnly: true } },
+  sparseComments_000001: { kind: 'comments', total: 24, sparse: true, paging: 'varied', description: 'comments with optional members absent (no display name, avatar, counts, edit time, score) → 200' },
+  zeroDefaults_comments1: { kind: 'comments', total: 22, paging: 'full', description: 'comments with defaults written out (`"likeCount":"0"`, `"rankingScore":0`), pretty-printed with shuffled keys and unknown members → 200', style: { writeDefaults: true, pretty: true, shuffle: true, extra: true } },
+  noComments_0000000001: { kind: 'comments', total: 0, description: 'comments enabled, none posted → 200' },
+  commentsOff_000000001: { kind: 'commentsOff', description: 'comments turned off: no `commentsInfo` → 200' },
+  commentsDisabled_0001: { kind: 'commentsDisabled', description: 'comments disabled: `isCommentingEnabled` false (omitted) → 200' },
+  missing_spotlight_001: { kind: 'notFound', description: 'missing Spotlight: Next.js 404 page (any id starting with `missing` too) → 404 NOT_FOUND' },
+  recommendedOnly_00001: { kind: 'recommendedOnly', description: 'Spotlight page without the requested story (only recommended ones) → 404 NOT_FOUND' },
+  contextGone_000000001: { kind: 'contextGone', description: 'comments context no longer exists: the comments API answers 404 → 404 NOT_FOUND' },
+  rateLimited_comments1: { kind: 'rateLimited', description: 'blocked: comments API answers 429 RESOURCE_EXHAUSTED → 502 UPSTREAM_BLOCKED' },
+  edgeBlocked_spot_0001: { kind: 'edgeBlocked', description: 'blocked: Spotlight page answers 403 → 502 UPSTREAM_BLOCKED' },
+  challenge_spot_000001: { kind: 'challenge', description: 'blocked: Spotlight page redirects to `/challenge` → 502 UPSTREAM_BLOCKED' },
+  brokenFeed_0000000001: { kind: 'noFeed', description: 'unrecognised: Spotlight page without `spotlightFeed` → 502 UPSTREAM_UNRECOGNISED' },
+  brokenComments_000001: { kind: 'brokenComments', description: 'unrecognised: comments API answers an HTML page → 502 UPSTREAM_UNRECOGNISED' },
 };
 
 const FAULT_PROFILES = ['slow-luna', 'flaky-luna', 'down-luna', 'hiccup-luna'];
@@ -904,23 +904,24 @@ async function handle(request: SandboxRequest, context: SandboxContext): Promise
 
 const PROFILE_ENDPOINT = '/v1/snapmsg/profile';
 const COMMENTS_ENDPOINT = '/v1/snapmsg/spotlight/comments';
-const FAULTS = [
-  'slow: every answer after the configured latency',
-  'flaky: each request answered 503, then a reset connection, then normally',
-  'down: always 503',
-  'hiccup: each request first answered with an empty 200 body (transient), the retry normally → 200',
+/** The fault accounts, in the order of FAULT_PROFILES and FAULT_SPOTLIGHTS, and the API's answer. */
+const FAULTS: { fault: string; answer: string }[] = [
+  { fault: 'slow: every answer after the configured latency', answer: ' → 200' },
+  { fault: 'flaky: each request answered 503, then a reset connection, then normally', answer: '; retried → 200' },
+  { fault: 'down: always 503', answer: '; retried → 502 UPSTREAM_BLOCKED' },
+  { fault: 'hiccup: each request first answered with an empty 200 body (transient), then normally', answer: '; retried → 200' },
 ];
 const spotlightUrl = (id: string) => `url=${WWW}/spotlight/${id}`;
 
 const catalogue: CatalogueEntry[] = [
   ...Object.entries(PROFILES).map(([username, account]) => ({ description: account.description, endpoint: PROFILE_ENDPOINT, query: `username=${username}` })),
-  { description: 'username with `@` and capitals (the sandbox redirects `/add/LunaVoss` to lower case; the service requests lower case)', endpoint: PROFILE_ENDPOINT, query: 'username=@LunaVoss' },
-  { description: 'any other valid username: a generated public profile with a seed-chosen text flavour and serialisation', endpoint: PROFILE_ENDPOINT, query: 'username=anyname42' },
-  ...FAULT_PROFILES.map((username, i) => ({ description: `${FAULTS[i]} (ordinary profile otherwise)`, endpoint: PROFILE_ENDPOINT, query: `username=${username}` })),
+  { description: 'username with `@` and capitals (the sandbox redirects `/add/LunaVoss` to lower case; the service requests lower case) → 200', endpoint: PROFILE_ENDPOINT, query: 'username=@LunaVoss' },
+  { description: 'any other valid username: a generated public profile with a seed-chosen text flavour and serialisation → 200', endpoint: PROFILE_ENDPOINT, query: 'username=anyname42' },
+  ...FAULTS.map(({ fault, answer }, i) => ({ description: `${fault} (ordinary profile otherwise)${answer}`, endpoint: PROFILE_ENDPOINT, query: `username=${FAULT_PROFILES[i] ?? ''}` })),
   ...Object.entries(SPOTLIGHTS).map(([id, account]) => ({ description: account.description, endpoint: COMMENTS_ENDPOINT, query: spotlightUrl(id) })),
-  { description: 'long URL form `/@{username}/spotlight/{id}`', endpoint: COMMENTS_ENDPOINT, query: `url=${WWW}/@lunavoss/spotlight/starTrails_Sintra_0001` },
-  { description: 'any other valid Spotlight id: generated comments (0 to 70) with seed-chosen page sizes and serialisation', endpoint: COMMENTS_ENDPOINT, query: spotlightUrl('AnySpotlightId_1234') },
-  ...FAULT_SPOTLIGHTS.map((id, i) => ({ description: `${FAULTS[i]}, on the Spotlight page and every comments request`, endpoint: COMMENTS_ENDPOINT, query: spotlightUrl(id) })),
+  { description: 'long URL form `/@{username}/spotlight/{id}` → 200', endpoint: COMMENTS_ENDPOINT, query: `url=${WWW}/@lunavoss/spotlight/starTrails_Sintra_0001` },
+  { description: 'any other valid Spotlight id: generated comments (0 to 70) with seed-chosen page sizes and serialisation → 200', endpoint: COMMENTS_ENDPOINT, query: spotlightUrl('AnySpotlightId_1234') },
+  ...FAULTS.map(({ fault, answer }, i) => ({ description: `${fault}, on the Spotlight page and every comments request${answer}`, endpoint: COMMENTS_ENDPOINT, query: spotlightUrl(FAULT_SPOTLIGHTS[i] ?? '') })),
 ];
 
 export const snapmsgSandbox: SandboxPlatform = { name: 'snapmsg', handle, catalogue };

@@ -1,6 +1,8 @@
 // Operator commands against the service's store: `npm run -s admin -- <command>`.
-// Same environment variables as the server; `--json` prints JSON, otherwise tables.
-import { Command, InvalidArgumentError } from 'commander';
+// Same environment variables as the server; `--json` prints JSON, otherwise tables. Errors go to
+// stderr, as `error: <message>` or, under `--json`, as `{"error": {"code"?, "message"}}`; the
+// exit code is 2 for a malformed command, 1 for any other failure.
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../config.ts';
 import { initialiseDatabase, openStores, type Initialised } from '../store/open.ts';
@@ -29,22 +31,49 @@ const nonNegativeInteger = (what: string) => (raw: string) => {
   return value;
 };
 
-class CliError extends Error {}
+/** The `code` of a JSON error: the API's codes for the same kinds of failure. */
+type CliErrorCode = 'NOT_FOUND' | 'VALIDATION_ERROR';
 
-export function buildCli(
-  stores: () => Stores,
-  print: (text: string) => void,
-  initialise: () => Promise<Initialised> = () => initialiseDatabase(loadConfig()),
-): Command {
-  const program = new Command('admin').description('Operator commands for teams, keys and credits').option('--json', 'print JSON').showHelpAfterError();
+class CliError extends Error {
+  readonly code: CliErrorCode;
+  constructor(message: string, code: CliErrorCode) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** Shown with every new key: only its hash is stored. */
+export const KEY_SHOWN_ONCE = 'This is the only time the full key is shown: store it now (only its hash is kept; a lost key is revoked and replaced).';
+/** Shown with key listings: the server writes key use in batches. */
+export const LAST_USE_NOTE = 'lastUsedAt is recorded by the server within seconds of a request (written in batches, and when it stops).';
+
+/** `--json` among the options, before any `--`. */
+const jsonRequested = (argv: string[]) => {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
+};
+
+export interface CliOptions {
+  json?: boolean;
+  /** Creates the new, empty database of `init`; replaceable in tests. */
+  initialise?: () => Promise<Initialised>;
+}
+
+export function buildCli(stores: () => Stores, print: (text: string) => void, options: CliOptions = {}): Command {
+  const initialise = options.initialise ?? (() => initialiseDatabase(loadConfig()));
+  const program = new Command('admin').description('Operator commands for teams, keys and credits').option('--json', 'print JSON (errors too, on stderr)');
   program.exitOverride();
+  // Subcommands copy these settings when they are created. Under --json, runCli prints
+  // commander's errors as JSON instead.
+  if (options.json) program.configureOutput({ writeErr: () => undefined, outputError: () => undefined });
+  else program.showHelpAfterError();
   const out = (value: Row | Row[]) => {
     const json = Boolean(program.opts().json);
     print(json ? JSON.stringify(value, null, 2) : table(Array.isArray(value) ? value : [value]));
   };
   const requireTeam = async (id: string) => {
     const team = await stores().accounts.getTeam(id);
-    if (!team) throw new CliError(`No team ${id}.`);
+    if (!team) throw new CliError(`No team ${id}.`, 'NOT_FOUND');
     return team;
   };
   const teamView = (team: { id: string; name: string; credits: number; rateLimit: number }) => ({ id: team.id, name: team.name, credits: team.credits, rateLimit: team.rateLimit });
@@ -60,15 +89,17 @@ export function buildCli(
   const team = program.command('team').description('create, update and list teams');
   team
     .command('create')
+    .description('create a team; prints it with its id')
     .requiredOption('--name <name>', 'team name')
     .option('--credits <n>', 'initial credits', nonNegativeInteger('--credits'), 0)
     .option('--rate-limit <n>', 'requests per rolling 60 seconds', positiveInteger('--rate-limit'), 100)
     .action(async (options: { name: string; credits: number; rateLimit: number }) => {
-      if (options.name.trim() === '') throw new CliError('--name must not be empty.');
+      if (options.name.trim() === '') throw new CliError('--name must not be empty.', 'VALIDATION_ERROR');
       out(teamView(await stores().accounts.createTeam({ name: options.name.trim(), credits: options.credits, rateLimit: options.rateLimit })));
     });
   team
     .command('update')
+    .description("change a team's rate limit or name")
     .requiredOption('--team <id>', 'team id')
     .option('--rate-limit <n>', 'requests per rolling 60 seconds', positiveInteger('--rate-limit'))
     .option('--name <name>', 'new name')
@@ -77,17 +108,21 @@ export function buildCli(
       const changes: { rateLimit?: number; name?: string } = {};
       if (options.rateLimit !== undefined) changes.rateLimit = options.rateLimit;
       if (options.name !== undefined) changes.name = options.name;
-      if (Object.keys(changes).length === 0) throw new CliError('Nothing to update: give --rate-limit and/or --name.');
+      if (Object.keys(changes).length === 0) throw new CliError('Nothing to update: give --rate-limit and/or --name.', 'VALIDATION_ERROR');
       const updated = await stores().accounts.updateTeam(options.team, changes);
-      if (!updated) throw new CliError(`No team ${options.team}.`);
+      if (!updated) throw new CliError(`No team ${options.team}.`, 'NOT_FOUND');
       out(teamView(updated));
     });
-  team.command('list').action(async () => out((await stores().accounts.listTeams()).map(teamView)));
+  team
+    .command('list')
+    .description('list every team')
+    .action(async () => out((await stores().accounts.listTeams()).map(teamView)));
 
   program
     .command('credits')
-    .description('add credits to a team')
+    .description("add to a team's credits")
     .command('add')
+    .description('add credits to a team (a top-up in its ledger); prints the new balance')
     .requiredOption('--team <id>', 'team id')
     .requiredOption('--amount <n>', 'credits to add', positiveInteger('--amount'))
     .action(async (options: { team: string; amount: number }) => {
@@ -99,27 +134,35 @@ export function buildCli(
   const key = program.command('key').description('create, list and revoke API keys');
   key
     .command('create')
+    .description('create an API key for a team; the full key is shown only this once')
     .requiredOption('--team <id>', 'team id')
     .option('--name <name>', 'key name', 'default')
     .action(async (options: { team: string; name: string }) => {
       await requireTeam(options.team);
       const generated = generateKey();
       const record = await stores().accounts.createKey({ teamId: options.team, name: options.name, hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
-      out({ id: record.id, key: generated.key, name: record.name });
+      const created = { id: record.id, key: generated.key, name: record.name };
+      if (program.opts().json) out({ ...created, warning: KEY_SHOWN_ONCE });
+      else print(`${table([created])}\n\n${KEY_SHOWN_ONCE}`);
     });
   key
     .command('list')
+    .description("list a team's keys, never in full; lastUsedAt shows a use within seconds")
     .requiredOption('--team <id>', 'team id')
     .action(async (options: { team: string }) => {
       await requireTeam(options.team);
       const keys = await stores().accounts.listKeys(options.team);
-      out(keys.map((k) => ({ id: k.id, name: k.name, key: `${k.prefix}…${k.last4}`, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt, revokedAt: k.revokedAt })));
+      const rows = keys.map((k) => ({ id: k.id, name: k.name, key: `${k.prefix}…${k.last4}`, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt, revokedAt: k.revokedAt }));
+      // JSON stays the bare array that scripts read; the note is for people.
+      if (program.opts().json) out(rows);
+      else print(`${table(rows)}\n\n${LAST_USE_NOTE}`);
     });
   key
     .command('revoke')
+    .description('revoke a key; requests with it fail with 401 from the next one on')
     .requiredOption('--id <keyId>', 'key id')
     .action(async (options: { id: string }) => {
-      if (!(await stores().accounts.revokeKey(options.id))) throw new CliError(`No active key ${options.id}.`);
+      if (!(await stores().accounts.revokeKey(options.id))) throw new CliError(`No active key ${options.id}.`, 'NOT_FOUND');
       out({ id: options.id, revoked: true });
     });
 
@@ -139,7 +182,7 @@ export function buildCli(
     .requiredOption('--team <id>', 'team id')
     .action(async (options: { team: string }) => {
       const usage = await stores().ledger.usage(options.team);
-      if (!usage) throw new CliError(`No team ${options.team}.`);
+      if (!usage) throw new CliError(`No team ${options.team}.`, 'NOT_FOUND');
       out({ ...usage });
     });
   return program;
@@ -148,14 +191,20 @@ export function buildCli(
 export async function runCli(argv: string[], print: (text: string) => void = console.log, fail: (text: string) => void = console.error): Promise<number> {
   let stores: Stores | null = null;
   const open = () => (stores ??= openStores(loadConfig()));
+  const json = jsonRequested(argv);
+  const report = (message: string, code?: CliErrorCode) => fail(json ? JSON.stringify({ error: code ? { code, message } : { message } }) : `error: ${message}`);
   try {
-    await buildCli(open, print).parseAsync(argv, { from: 'user' });
+    await buildCli(open, print, { json }).parseAsync(argv, { from: 'user' });
     return 0;
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') return 0;
-    if (typeof code === 'string' && code.startsWith('commander.')) return 2; // commander already printed why
-    fail(`error: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof CommanderError) {
+      if (error.exitCode === 0) return 0; // --help, `help`, --version
+      // A malformed command. Without --json commander has already printed why (or the help, when
+      // no command was given).
+      if (json) report(error.code === 'commander.help' ? 'A command is required: see --help.' : error.message.replace(/^error: /, ''), 'VALIDATION_ERROR');
+      return 2;
+    }
+    report(error instanceof Error ? error.message : String(error), error instanceof CliError ? error.code : undefined);
     return 1;
   } finally {
     await (stores as Stores | null)?.close();

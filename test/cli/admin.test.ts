@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig, PLATFORM_ORIGINS } from '../../src/config.ts';
 import { endpoints } from '../../src/endpoints/index.ts';
-import { runCli } from '../../src/cli/main.ts';
+import { buildCli, runCli } from '../../src/cli/main.ts';
+import type { Command } from 'commander';
 import { start, type Running } from '../../src/main.ts';
 import { openSqliteStores } from '../../src/store/sqlite.ts';
 import { byId, exampleQuery, startHarness, type Harness } from '../api/harness.ts';
@@ -71,6 +72,22 @@ async function adminInProcess(dataDir: string, ...args: string[]): Promise<Run> 
   }
 }
 
+/** What commander prints on stdout for `--help` (it writes there directly). */
+async function adminInProcessOut(...args: string[]): Promise<string> {
+  const writeOut = process.stdout.write;
+  const out: string[] = [];
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    out.push(String(chunk));
+    return true;
+  }) as typeof process.stdout.write;
+  try {
+    assert.equal(await runCli(args), 0);
+  } finally {
+    process.stdout.write = writeOut;
+  }
+  return out.join('');
+}
+
 /** Runs a command that must succeed and print JSON. */
 async function adminJson<T>(dataDir: string, ...args: string[]): Promise<T> {
   const result = await admin(dataDir, '--json', ...args);
@@ -101,9 +118,9 @@ interface LedgerRow {
   createdAt: string;
 }
 
-/** Parses a table: header line, dashes, rows (columns separated by two or more spaces). */
+/** Parses a table: header line, dashes, rows (columns separated by two or more spaces), up to a blank line. */
 function parseTable(text: string): { headers: string[]; rows: string[][] } {
-  const lines = text.trimEnd().split('\n');
+  const lines = text.trimEnd().split('\n\n')[0]?.split('\n') ?? [];
   assert.ok(lines.length >= 2, `a table: ${text}`);
   const headers = (lines[0] as string).trim().split(/\s{2,}/);
   assert.match(lines[1] as string, /^-+(\s+-+)*$/, 'a rule under the headers');
@@ -189,8 +206,9 @@ describe('operator CLI: output', () => {
   });
 
   test('key create shows the key once; key list shows prefix and last four only; key revoke', async () => {
-    const created = await adminJson<{ id: string; key: string; name: string }>(dir, 'key', 'create', '--team', team.id, '--name', 'production');
-    assert.deepEqual(Object.keys(created), ['id', 'key', 'name']);
+    const created = await adminJson<{ id: string; key: string; name: string; warning: string }>(dir, 'key', 'create', '--team', team.id, '--name', 'production');
+    assert.deepEqual(Object.keys(created), ['id', 'key', 'name', 'warning']);
+    assert.match(created.warning, /only time the full key is shown/, 'stdout stays one JSON document, the warning inside it');
     assert.equal(created.name, 'production');
     assert.match(created.id, /^key_/);
     assert.match(created.key, /^psk_live_[A-Za-z0-9_-]{32,}$/, 'a recognisable prefix and at least 160 random bits');
@@ -259,7 +277,7 @@ describe('operator CLI: output', () => {
       { args: ['credits', 'add', '--team', team.id], message: /required option '--amount <n>' not specified/, spawned: true },
       { args: ['key', 'revoke', '--id', 'key_doesnotexist'], message: /No active key key_doesnotexist/, spawned: true },
       { args: ['frobnicate'], message: /unknown command 'frobnicate'/, spawned: true },
-      { args: ['--json', 'credits', 'add', '--team', team.id, '--amount', '2.5'], message: /--amount must be a positive integer/ },
+      { args: ['credits', 'add', '--team', team.id, '--amount', '2.5'], message: /--amount must be a positive integer/ },
       { args: ['team', 'create', '--name', 'x', '--credits', '-1'], message: /--credits must be a whole number/ },
       { args: ['team', 'create', '--name', '   '], message: /--name must not be empty/ },
       { args: ['team', 'create'], message: /required option '--name <name>' not specified/ },
@@ -302,6 +320,92 @@ describe('operator CLI: output', () => {
     assert.doesNotMatch(result.stderr, STACK);
     assert.equal(result.stdout, '');
   });
+
+  test('under --json an error is one JSON line on stderr, {"error": {"code"?, "message"}}; exit 2 for a malformed command, 1 otherwise', async () => {
+    const cases: { args: string[]; code?: string; message: RegExp; exit: number }[] = [
+      { args: ['--json', 'frobnicate'], code: 'VALIDATION_ERROR', message: /^unknown command 'frobnicate'$/, exit: 2 },
+      { args: ['--json', 'credits', 'add', '--team', team.id, '--amount', 'abc'], code: 'VALIDATION_ERROR', message: /--amount must be a positive integer/, exit: 2 },
+      { args: ['--json', 'credits', 'add', '--team', team.id], code: 'VALIDATION_ERROR', message: /^required option '--amount <n>' not specified$/, exit: 2 },
+      { args: ['--json', 'credits', 'add', '--team', team.id, '--amount', '5', '--bogus'], code: 'VALIDATION_ERROR', message: /unknown option '--bogus'/, exit: 2 },
+      { args: ['--json'], code: 'VALIDATION_ERROR', message: /A command is required/, exit: 2 },
+      { args: ['--json', 'key'], code: 'VALIDATION_ERROR', message: /A command is required/, exit: 2 },
+      { args: ['--json', 'team', 'create', '--name', '   '], code: 'VALIDATION_ERROR', message: /^--name must not be empty\.$/, exit: 1 },
+      { args: ['--json', 'team', 'update', '--team', team.id], code: 'VALIDATION_ERROR', message: /^Nothing to update/, exit: 1 },
+      { args: ['--json', 'usage', '--team', 'team_doesnotexist'], code: 'NOT_FOUND', message: /^No team team_doesnotexist\.$/, exit: 1 },
+      { args: ['--json', 'key', 'revoke', '--id', 'key_doesnotexist'], code: 'NOT_FOUND', message: /^No active key key_doesnotexist\.$/, exit: 1 },
+      { args: ['ledger', '--team', 'team_doesnotexist', '--json'], code: 'NOT_FOUND', message: /^No team team_doesnotexist\.$/, exit: 1 },
+    ];
+    for (const { args, code, message, exit } of cases) {
+      const label = `admin ${args.join(' ')}`;
+      const result = await adminInProcess(dir, ...args);
+      assert.equal(result.code, exit, `${label}: ${result.stderr}`);
+      assert.equal(result.stdout, '', label);
+      assert.equal(result.stderr.trimEnd().split('\n').length, 1, `${label}: one line`);
+      const { error } = JSON.parse(result.stderr) as { error: { code?: string; message: string } };
+      assert.deepEqual(Object.keys(error), code ? ['code', 'message'] : ['message'], label);
+      assert.equal(error.code, code, label);
+      assert.match(error.message, message, label);
+    }
+    // Spawned through npm: an error that is not the CLI's own (a bad setting) has no code.
+    const env = { ...process.env, DATA_DIR: dir, PORT: 'abc', NODE_COMPILE_CACHE: COMPILE_CACHE };
+    const spawned = await new Promise<Run>((resolve) => {
+      execFile('npm', ['run', '-s', 'admin', '--', '--json', 'team', 'list'], { cwd: ROOT, env, timeout: 20_000 }, (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+      });
+    });
+    assert.equal(spawned.code, 1, spawned.stderr);
+    assert.equal(spawned.stdout, '');
+    const ownLines = spawned.stderr.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('npm '));
+    assert.equal(ownLines.length, 1, spawned.stderr);
+    const { error } = JSON.parse(ownLines[0] ?? '') as { error: { code?: string; message: string } };
+    assert.deepEqual(Object.keys(error), ['message']);
+    assert.match(error.message, /PORT/);
+  });
+
+  test('key create warns, in table mode too, that the key is shown only once; key list notes when last use is recorded', async () => {
+    const created = await admin(dir, 'key', 'create', '--team', team.id, '--name', 'table');
+    assert.equal(created.code, 0, created.stderr);
+    const [, warning] = created.stdout.trimEnd().split('\n\n');
+    assert.match(warning ?? '', /^This is the only time the full key is shown: store it now/);
+    const row = parseTable(created.stdout).rows[0] ?? [];
+    assert.match(row[1] ?? '', /^psk_live_/);
+
+    const listed = await admin(dir, 'key', 'list', '--team', team.id);
+    assert.equal(listed.code, 0, listed.stderr);
+    const [, note] = listed.stdout.trimEnd().split('\n\n');
+    assert.match(note ?? '', /^lastUsedAt is recorded by the server within seconds of a request/);
+    assert.ok(parseTable(listed.stdout).rows.some((cells) => cells[1] === 'table'));
+  });
+});
+
+describe('operator CLI: help', () => {
+  test('every command and option has a description', () => {
+    const program = buildCli(
+      () => assert.fail('help opens no store'),
+      () => undefined,
+    );
+    const missing: string[] = [];
+    const visit = (command: Command, path: string) => {
+      if (command.description().trim() === '') missing.push(path);
+      for (const option of command.options) if (option.description.trim() === '') missing.push(`${path} ${option.flags}`);
+      for (const sub of command.commands) visit(sub, `${path} ${sub.name()}`);
+    };
+    visit(program, 'admin');
+    assert.deepEqual(missing, []);
+    const names = (command: Command): string[] => command.commands.flatMap((sub) => [sub.name(), ...names(sub).map((name) => `${sub.name()} ${name}`)]);
+    for (const command of ['team create', 'team update', 'team list', 'credits add', 'key create', 'key list', 'key revoke', 'ledger', 'usage']) {
+      assert.ok(names(program).includes(command), command);
+    }
+  });
+
+  test('--help lists the subcommands with their descriptions; key create and key list say what they warn', async () => {
+    // Commander wraps descriptions to the terminal's width.
+    const help = (await adminInProcessOut('key', '--help')).replace(/\s+/g, ' ');
+    assert.match(help, /create \[options\] create an API key for a team; the full key is shown only this once/);
+    assert.match(help, /list \[options\] list a team's keys, never in full; lastUsedAt shows a use within seconds/);
+    assert.match(help, /revoke \[options\] revoke a key/);
+    assert.match((await adminInProcessOut('team', '--help')).replace(/\s+/g, ' '), /list list every team/);
+  });
 });
 
 describe('operator CLI: init', () => {
@@ -330,7 +434,7 @@ describe('operator CLI: init', () => {
 
     const again = await adminInProcess(dir, '--json', 'init');
     assert.equal(again.code, 1);
-    assert.match(again.stderr, /^error: .*service\.db already holds a database; init never replaces one/);
+    assert.match((JSON.parse(again.stderr) as { error: { message: string } }).error.message, /service\.db already holds a database; init never replaces one/);
     assert.equal(again.stdout, '');
     assert.deepEqual((await adminJson<TeamView[]>(dir, 'team', 'list')).map((t) => t.id), [team.id]);
   });
@@ -339,8 +443,9 @@ describe('operator CLI: init', () => {
     rmSync(join(dir, 'service.db'));
     const refused = await admin(dir, '--json', 'team', 'list');
     assert.equal(refused.code, 1);
-    assert.match(refused.stderr, new RegExp(`^error: The database ${join(dir, 'service.db').replaceAll('.', '\\.')} is missing, but DATA_DIR`));
-    assert.match(refused.stderr, /npm run -s admin -- init/);
+    const { message } = (JSON.parse(refused.stderr) as { error: { message: string } }).error;
+    assert.match(message, new RegExp(`^The database ${join(dir, 'service.db').replaceAll('.', '\\.')} is missing, but DATA_DIR`));
+    assert.match(message, /npm run -s admin -- init/);
     assert.doesNotMatch(refused.stderr, STACK);
     assert.equal(refused.stdout, '');
     assert.equal(existsSync(join(dir, 'service.db')), false, 'no empty database was created');
