@@ -36,6 +36,8 @@ export async function start(config: Config, stores: Stores = openStores(config))
     reservationMarginMs: config.reservationMarginMs,
     metricsToken: config.metricsToken,
     logger: { level: config.logLevel },
+    connections: config.connections,
+    trustProxy: config.trustProxy,
   });
   const address = await app.listen({ port: config.port, host: config.host });
   let stopping: Promise<void> | null = null;
