@@ -226,7 +226,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (request.method !== 'GET' && (knownPaths.has(path) || knownPaths.has(path.replace(/\/$/, '')))) {
       return new ApiError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use GET.`, { headers: { allow: 'GET' } });
     }
-    return new ApiError('NOT_FOUND', `No endpoint at ${path}.`);
+    // The path is the client's own, echoed back only in part: the answer stays small.
+    return new ApiError('NOT_FOUND', `No endpoint at ${path.length > 200 ? `${path.slice(0, 200)}…` : path}.`);
   };
   app.setNotFoundHandler((request, reply) => sendError(reply, routeError(request), request.id));
 

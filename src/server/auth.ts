@@ -1,6 +1,7 @@
 // Authentication and the per-team rate limit, run before anything else on API routes.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateDecision, RateLimiter, Stores, Team } from '../store/types.ts';
+import { addressKey } from './connections.ts';
 import { ApiError } from './errors.ts';
 import { hashKey, looksLikeKey, sameHash } from './keys.ts';
 
@@ -88,7 +89,8 @@ export async function authenticate(
   }
   // A failure counts only while the address is under its limit; past it, failures are 429
   // until the rolling window frees (the refused ones are not counted, so it does free).
-  const failures = await limiter.hit(`authfail:${request.ip}`, AUTH_FAILURES_PER_WINDOW, RATE_WINDOW_MS, now);
+  // Per IPv4 address or IPv6 /64: a client commonly holds a whole /64 and could rotate in it.
+  const failures = await limiter.hit(`authfail:${addressKey(request.ip)}`, AUTH_FAILURES_PER_WINDOW, RATE_WINDOW_MS, now);
   if (!failures.allowed) throw rateLimited(failures, 'Too many failed authentication attempts from this address.');
   const message = conflict
     ? 'The x-api-key and Authorization headers carry different keys.'

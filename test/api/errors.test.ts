@@ -695,6 +695,17 @@ describe('429 after 30 failed authentications from one address in 60 seconds, fo
     expectError(await h.get(urlOf(endpoint), { 'x-api-key': WRONG }, { remoteAddress: address }), 401, 'UNAUTHORIZED', { authed: false });
   });
 
+  test('IPv6 failures count per /64, so rotating addresses inside it does not escape the limit', async () => {
+    const endpoint = byId('linkpage-a.profile');
+    for (let i = 0; i < 30; i++) {
+      const response = await h.get(urlOf(endpoint), { 'x-api-key': WRONG }, { remoteAddress: `2001:db8:7:7:${i.toString(16)}::1` });
+      expectError(response, 401, 'UNAUTHORIZED', { authed: false });
+    }
+    expectError(await h.get(urlOf(endpoint), { 'x-api-key': WRONG }, { remoteAddress: '2001:db8:7:7:ffff::2' }), 429, 'RATE_LIMITED', { authed: false });
+    expectError(await h.get(urlOf(endpoint), { 'x-api-key': WRONG }, { remoteAddress: '::ffff:192.0.2.77' }), 401, 'UNAUTHORIZED', { authed: false });
+    expectError(await h.get(urlOf(endpoint), { 'x-api-key': WRONG }, { remoteAddress: '2001:db8:7:8::1' }), 401, 'UNAUTHORIZED', { authed: false });
+  });
+
   test('fuzz: thousands of bad keys mixed with a valid key from one address: the valid key never gets 429, nothing is 5xx', async () => {
     const team = await h.newTeam(1_000_000, 1_000_000);
     const endpoint = byId('snapmsg.profile');

@@ -46,6 +46,14 @@ describe('malformed HTTP requests', () => {
     assert.match(error.message, /too large/);
   });
 
+  test('an unknown path is echoed in the 404 message only in part', async () => {
+    const long = `/${'n'.repeat(10_000)}`;
+    const [, body = ''] = (await raw(port, `GET ${long} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)).split('\r\n\r\n');
+    const error = (JSON.parse(body) as { error: { code: string; message: string } }).error;
+    assert.equal(error.code, 'NOT_FOUND');
+    assert.ok(error.message.length < 300, `${error.message.length} characters`);
+  });
+
   test('a request line that is not HTTP', async () => {
     envelopeOf(await raw(port, 'BLAH\r\n\r\n'));
   });

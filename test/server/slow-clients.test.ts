@@ -286,7 +286,7 @@ describe('connection caps', () => {
   });
 
   test('MAX_CONNECTIONS: beyond it new connections are closed at once; once the idle ones time out, clients are served again', async () => {
-    const limits = { requestTimeoutMs: 2_000, headersTimeoutMs: 1_500, keepAliveTimeoutMs: 1_000, maxConnections: 40, maxConnectionsPerAddress: 1_000 };
+    const limits = { requestTimeoutMs: 4_000, headersTimeoutMs: 3_000, keepAliveTimeoutMs: 1_000, maxConnections: 40, maxConnectionsPerAddress: 1_000 };
     const served = await serve(limits);
     servers.push(served);
     const { port } = served;
@@ -300,7 +300,7 @@ describe('connection caps', () => {
   });
 
   test('MAX_CONNECTIONS_PER_ADDRESS: the excess gets a 429 envelope and is closed; other addresses and trusted proxies are not bound by it', async () => {
-    const limits = { requestTimeoutMs: 4_000, headersTimeoutMs: 3_000, keepAliveTimeoutMs: 1_000, maxConnections: 1_000, maxConnectionsPerAddress: 5 };
+    const limits = { requestTimeoutMs: 10_000, headersTimeoutMs: 8_000, keepAliveTimeoutMs: 1_000, maxConnections: 1_000, maxConnectionsPerAddress: 5 };
     const served = await serve(limits, ['127.0.0.4']);
     servers.push(served);
     const { port } = served;
