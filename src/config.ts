@@ -3,7 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { isIP } from 'node:net';
 import { describeFsError } from './fs-errors.ts';
+import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './server/connections.ts';
 
 /** Each platform's origin variable, canonical host and the other hosts it answers on (upstream/README.md). */
 export const PLATFORM_ORIGINS = {
@@ -33,6 +35,10 @@ export interface Config {
   reservationMarginMs: number;
   cacheMaxBytes: number;
   logLevel: string;
+  /** Timeouts and connection caps of the HTTP server. */
+  connections: ConnectionLimits;
+  /** Load balancers' addresses or CIDR networks whose X-Forwarded-For is believed. */
+  trustProxy: string[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -57,6 +63,21 @@ export function parseOrigin(name: string, raw: string): string {
     throw new Error(`${name} must be an origin (scheme, host, optional port; no path), got "${raw}"`);
   }
   return url.origin;
+}
+
+/** TRUST_PROXY: addresses or CIDR networks, separated by commas or spaces. */
+export function parseTrustProxy(raw: string | undefined): string[] {
+  const entries = (raw ?? '').split(/[\s,]+/).filter((entry) => entry !== '');
+  for (const entry of entries) {
+    const [address = '', prefix, extra] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 6 ? 128 : 32;
+    const validPrefix = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !validPrefix || extra !== undefined) {
+      throw new Error(`TRUST_PROXY must list the load balancers' addresses or networks, such as 10.0.0.0/8,192.0.2.7; got "${entry}"`);
+    }
+  }
+  return entries;
 }
 
 /** The cursor secret: from CURSOR_SECRET, else generated once and kept in the data directory. */
@@ -121,5 +142,23 @@ export function loadConfig(env: Env = process.env): Config {
     reservationMarginMs: integer(env, 'RESERVATION_MARGIN_MS', 60_000, 0),
     cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 1024 * 1024 * 1024, 1024),
     logLevel: env.LOG_LEVEL || 'info',
+    connections: connectionLimits(env),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+  };
+}
+
+function connectionLimits(env: Env): ConnectionLimits {
+  const defaults = DEFAULT_CONNECTION_LIMITS;
+  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', defaults.requestTimeoutMs, 100);
+  const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', Math.min(defaults.headersTimeoutMs, requestTimeoutMs), 100);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new Error(`HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  }
+  return {
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', defaults.keepAliveTimeoutMs, 1),
+    maxConnections: integer(env, 'MAX_CONNECTIONS', defaults.maxConnections, 1),
+    maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', defaults.maxConnectionsPerAddress, 1),
   };
 }

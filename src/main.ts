@@ -37,6 +37,8 @@ export async function start(config: Config, stores: Stores = openStores(config))
     reservationMarginMs: config.reservationMarginMs,
     metricsToken: config.metricsToken,
     logger: { level: config.logLevel },
+    connections: config.connections,
+    trustProxy: config.trustProxy,
   });
   let address: string;
   try {

@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import type { EndpointDeclaration } from '../endpoints/types.ts';
 import { StoreUnavailableError, type Stores } from '../store/types.ts';
 import { authenticate, enforceRateLimit, KeyUseRecorder } from './auth.ts';
+import { answerAndClose, DEFAULT_CONNECTION_LIMITS, edgeServerFactory, type ConnectionLimits } from './connections.ts';
 import { CursorSealer } from './cursors.ts';
 import { ApiError, errorBody } from './errors.ts';
 import { newRequestId } from './ids.ts';
@@ -32,7 +33,13 @@ export interface AppOptions {
   maintenanceIntervalMs?: number;
   /** How often key last-use times are written. */
   keyUseFlushMs?: number;
-  trustProxy?: boolean;
+  /**
+   * The load balancers' addresses or networks (CIDR): behind them, the client address is the
+   * one they report in X-Forwarded-For. Empty: the socket's peer is the client.
+   */
+  trustProxy?: readonly string[];
+  /** Timeouts and connection caps of the HTTP server; the defaults are the production ones. */
+  connections?: Partial<ConnectionLimits>;
 }
 
 interface RequestState {
@@ -81,6 +88,7 @@ const noUpstream: UpstreamBinder = (platform) => async () => {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const now = options.now ?? Date.now;
   const { stores } = options;
+  const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connections };
   const app = Fastify({
     logger: options.logger ?? false,
     genReqId: newRequestId,
@@ -90,23 +98,31 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     exposeHeadRoutes: false,
     // Requests that arrive while closing get our own 503 envelope (below).
     return503OnClosing: false,
-    trustProxy: options.trustProxy ?? false,
+    trustProxy: options.trustProxy?.length ? [...options.trustProxy] : false,
     bodyLimit: 64 * 1024,
     routerOptions: { maxParamLength: 2048 },
-    // Requests Node's HTTP parser refuses (headers or URL too large, malformed request line)
-    // still get the error envelope.
+    serverFactory: edgeServerFactory({
+      limits,
+      trustedProxies: options.trustProxy ?? [],
+      onAnswer: (entry) => app.log.info(entry, entry.what),
+    }),
+    // Requests Node's HTTP parser refuses (headers or URL too large, malformed request line) or
+    // that do not arrive in time still get the error envelope, unless an answer has begun.
     clientErrorHandler: (error, socket) => {
       const code = (error as { code?: string }).code;
-      if (code === 'ECONNRESET' || !socket.writable) {
+      // Node's own handler checks the same: the response in flight on this socket, if any.
+      const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+      if (code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
         socket.destroy();
         return;
       }
       const requestId = newRequestId();
-      const message = code === 'HPE_HEADER_OVERFLOW' ? 'The request URL or headers are too large.' : 'The request could not be read.';
-      const body = errorBody(new ApiError('BAD_REQUEST', message), requestId);
-      socket.end(
-        `HTTP/1.1 400 Bad Request\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
-      );
+      const answer =
+        code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? new ApiError('REQUEST_TIMEOUT', `The request did not arrive in time (headers within ${limits.headersTimeoutMs / 1000} s, all of it within ${limits.requestTimeoutMs / 1000} s).`)
+          : new ApiError('BAD_REQUEST', code === 'HPE_HEADER_OVERFLOW' ? 'The request URL or headers are too large.' : 'The request could not be read.');
+      answerAndClose(socket, answer, requestId);
+      app.log.info({ requestId, status: answer.status, address: socket.remoteAddress, problem: code }, 'client error');
     },
     frameworkErrors: (_error, request, reply) => {
       reply.header('x-request-id', request.id);
@@ -157,6 +173,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       done(new ApiError('SERVICE_UNAVAILABLE', 'The service is restarting; retry shortly.', { headers: { 'retry-after': '5' } }));
       return;
     }
+    // No route reads a body: a request that announces one is answered without reading it and
+    // its connection closed, so that a body sent slowly (or never) holds nothing.
+    const { headers } = request;
+    if (headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0')) {
+      reply.header('connection', 'close');
+    }
+    // Every route is GET: any other method is 405 or 404 here, before Fastify would read (and
+    // refuse, as 400) a body it does not need.
+    if (request.method !== 'GET') {
+      done(routeError(request));
+      return;
+    }
     done();
   });
 
@@ -193,14 +221,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRoute', (route) => {
     if (!route.url.includes('*') && !route.url.includes(':')) knownPaths.add(route.url);
   });
-  app.setNotFoundHandler((request, reply) => {
+  const routeError = (request: FastifyRequest): ApiError => {
     const path = request.url.split('?')[0] ?? '';
     if (request.method !== 'GET' && (knownPaths.has(path) || knownPaths.has(path.replace(/\/$/, '')))) {
-      reply.header('allow', 'GET');
-      return sendError(reply, new ApiError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use GET.`), request.id);
+      return new ApiError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use GET.`, { headers: { allow: 'GET' } });
     }
-    return sendError(reply, new ApiError('NOT_FOUND', `No endpoint at ${path}.`), request.id);
-  });
+    // The path is the client's own, echoed back only in part: the answer stays small.
+    return new ApiError('NOT_FOUND', `No endpoint at ${path.length > 200 ? `${path.slice(0, 200)}…` : path}.`);
+  };
+  app.setNotFoundHandler((request, reply) => sendError(reply, routeError(request), request.id));
 
   await app.register(swagger, {
     openapi: {

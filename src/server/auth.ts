@@ -1,11 +1,12 @@
 // Authentication and the per-team rate limit, run before anything else on API routes.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateDecision, RateLimiter, Stores, Team } from '../store/types.ts';
+import { addressKey } from './connections.ts';
 import { ApiError } from './errors.ts';
 import { hashKey, looksLikeKey, sameHash } from './keys.ts';
 
 export const RATE_WINDOW_MS = 60_000;
-/** Failed authentications allowed per client address per window before it gets 429s. */
+/** Failed authentications allowed per client address per window; further failing ones get 429. */
 export const AUTH_FAILURES_PER_WINDOW = 30;
 
 export interface Caller {
@@ -62,6 +63,12 @@ const rateLimited = (decision: RateDecision, what: string) => {
   return new ApiError('RATE_LIMITED', `${what} Retry in ${wait} s.`, { headers: { 'retry-after': String(wait) } });
 };
 
+/**
+ * The caller of a request with a valid key. Only failing attempts are limited per client
+ * address (`request.ip`, which is the forwarded address behind a trusted proxy): a valid key is
+ * never refused by that limit, so that one client's bad key cannot lock out the others behind
+ * the same NAT, proxy or load balancer. A valid key costs one key lookup and nothing more.
+ */
 export async function authenticate(
   request: FastifyRequest,
   stores: Stores,
@@ -69,28 +76,28 @@ export async function authenticate(
   keyUse: KeyUseRecorder,
   now: number,
 ): Promise<Caller> {
-  const failureKey = `authfail:${request.ip}`;
-  const failures = await limiter.peek(failureKey, AUTH_FAILURES_PER_WINDOW, RATE_WINDOW_MS, now);
-  if (!failures.allowed) throw rateLimited(failures, 'Too many failed authentication attempts from this address.');
-
   const { key, conflict } = presentedKey(request);
   let found: Awaited<ReturnType<Stores['accounts']['findActiveKey']>> = null;
   let hash = '';
-  if (key !== null && looksLikeKey(key)) {
+  if (!conflict && key !== null && looksLikeKey(key)) {
     hash = hashKey(key);
     found = await stores.accounts.findActiveKey(hash);
   }
-  if (conflict || found === null || !sameHash(found.hash, hash)) {
-    await limiter.hit(failureKey, AUTH_FAILURES_PER_WINDOW, RATE_WINDOW_MS, now);
-    const message = conflict
-      ? 'The x-api-key and Authorization headers carry different keys.'
-      : key === null
-        ? 'An API key is required: send it in the x-api-key header or as Authorization: Bearer <key>.'
-        : 'The API key is invalid or has been revoked.';
-    throw new ApiError('UNAUTHORIZED', message);
+  if (found !== null && sameHash(found.hash, hash)) {
+    keyUse.touch(found.key.id, new Date(now).toISOString());
+    return { team: found.team, keyId: found.key.id };
   }
-  keyUse.touch(found.key.id, new Date(now).toISOString());
-  return { team: found.team, keyId: found.key.id };
+  // A failure counts only while the address is under its limit; past it, failures are 429
+  // until the rolling window frees (the refused ones are not counted, so it does free).
+  // Per IPv4 address or IPv6 /64: a client commonly holds a whole /64 and could rotate in it.
+  const failures = await limiter.hit(`authfail:${addressKey(request.ip)}`, AUTH_FAILURES_PER_WINDOW, RATE_WINDOW_MS, now);
+  if (!failures.allowed) throw rateLimited(failures, 'Too many failed authentication attempts from this address.');
+  const message = conflict
+    ? 'The x-api-key and Authorization headers carry different keys.'
+    : key === null
+      ? 'An API key is required: send it in the x-api-key header or as Authorization: Bearer <key>.'
+      : 'The API key is invalid or has been revoked.';
+  throw new ApiError('UNAUTHORIZED', message);
 }
 
 /** Counts the request against its team's rolling window; sets the x-ratelimit-* headers. */

@@ -151,6 +151,12 @@ export class ScrapeService {
       scraped = await this.#shared(cacheKey, () => this.#scrape(runtime, target, targetKey, cacheKey, cursor?.position ?? null, deadline, request.log));
     } catch (error) {
       await this.#refund(reservation.reservationId, 'failed');
+      if (error instanceof ApiError && error.code === 'UPSTREAM_UNRECOGNISED' && isUpstreamOutcome(error.cause)) {
+        // Logged per request (requests sharing one scrape each get their line), with the detail
+        // the answer leaves out.
+        const outcome = error.cause;
+        request.log.warn({ platform: endpoint.platform, problem: outcome.message, err: outcome.cause ?? outcome }, 'unrecognised upstream page');
+      }
       throw error;
     }
     if (clientGone || request.raw.socket?.destroyed) {
@@ -255,7 +261,6 @@ export class ScrapeService {
       this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: kind });
       if (isUpstreamOutcome(error)) {
         if (error.kind === 'not_found' || error.kind === 'gated') await this.#stores.cache.deleteTarget(targetKey);
-        if (error.kind === 'unrecognised') log.warn({ platform: error.platform, problem: error.message }, 'unrecognised upstream page');
         throw outcomeError(error, endpoint);
       }
       throw error;
@@ -269,8 +274,7 @@ export class ScrapeService {
       const problem = runtime.checkData.errors?.[0];
       const where = problem ? `${problem.instancePath || '/'} ${problem.message ?? ''}`.trim() : 'unknown field';
       this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: 'unrecognised' });
-      log.warn({ platform: endpoint.platform, problem: where }, 'extracted data does not match the endpoint schema');
-      throw outcomeError(new UpstreamOutcome('unrecognised', endpoint.platform, `data${where}`), endpoint);
+      throw outcomeError(new UpstreamOutcome('unrecognised', endpoint.platform, `extracted data does not match the endpoint schema: data${where}`), endpoint);
     }
     this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: 'ok' });
     const json = JSON.stringify(data);
@@ -316,7 +320,8 @@ function outcomeError(outcome: UpstreamOutcome, endpoint: EndpointDeclaration): 
     case 'rejected_cursor':
       return new ApiError('BAD_REQUEST', `${endpoint.platform} no longer accepts this position; fetch the first page again.`, { cause: outcome });
     case 'unrecognised':
-      return new ApiError('UPSTREAM_UNRECOGNISED', `The ${endpoint.platform} page could not be read (${outcome.message}); the platform may have changed it.`, {
+      // The outcome's text (parser internals, page content) goes to the log, not to the client.
+      return new ApiError('UPSTREAM_UNRECOGNISED', `The ${endpoint.platform} page could not be read; the platform may have changed it.`, {
         cause: outcome,
       });
   }

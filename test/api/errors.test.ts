@@ -249,6 +249,28 @@ describe('error answers on every endpoint', () => {
         });
       });
 
+      test('405 for every other method before its body is read: a body too large, of an unknown type, or malformed', async () => {
+        const cases: { method: 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS'; headers: Record<string, string>; payload?: string }[] = [
+          { method: 'POST', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ pad: 'x'.repeat(200_000) }) },
+          { method: 'PUT', headers: { 'content-type': 'text/weird' }, payload: 'hello' },
+          { method: 'PATCH', headers: { 'content-type': 'application/json' }, payload: '{not json' },
+          { method: 'DELETE', headers: { 'content-type': 'application/json' }, payload: '{"a":1}' },
+          { method: 'OPTIONS', headers: {} },
+        ];
+        await uncharged(h.team.id, async () => {
+          for (const { method, headers, payload } of cases) {
+            const response = await h.app.inject({ method, url: example, headers: { 'x-api-key': h.key, ...headers }, ...(payload ? { payload } : {}), remoteAddress: freshAddress() });
+            assert.equal(response.headers.allow, 'GET', method);
+            expectError(response, 405, 'METHOD_NOT_ALLOWED', { authed: false });
+          }
+        });
+        // On an unknown path the same bodies are 404, not 400.
+        for (const { method, headers, payload } of cases) {
+          const response = await h.app.inject({ method, url: `${endpoint.path}/nope`, headers, ...(payload ? { payload } : {}), remoteAddress: freshAddress() });
+          expectError(response, 404, 'NOT_FOUND', { authed: false });
+        }
+      });
+
       test('an unknown path below the endpoint is 404 before authentication, also with a trailing slash', async () => {
         for (const path of [`${endpoint.path}/extra`, `${endpoint.path}/`, endpoint.path.toUpperCase()]) {
           const response = await h.app.inject({ method: 'GET', url: `${path}?${exampleQuery(endpoint)}`, remoteAddress: freshAddress() });
@@ -424,8 +446,11 @@ describe('error answers on every endpoint', () => {
           h.script = script;
           const response = await uncharged(h.team.id, () => get(urlOf(endpoint, {}, query)));
           assert.notEqual(response.statusCode, 200, response.body);
-          expectError(response, 502, code, { authed: true });
+          const error = expectError(response, 502, code, { authed: true });
           if (code === 'UPSTREAM_BLOCKED') assert.ok(Number(response.headers['retry-after']) >= 1);
+          // The message says which platform's page failed, and nothing of the parser or the data.
+          if (code === 'UPSTREAM_UNRECOGNISED') assert.equal(error.message, `The ${endpoint.platform} page could not be read; the platform may have changed it.`);
+          assert.doesNotMatch(error.message, /scripted|data\/|must |internalDebug/);
           h.script = defaultScript;
           const calls = h.calls.length;
           const after = success(await get(urlOf(endpoint, { cache_max_age: '30d' }, query)));
@@ -624,41 +649,194 @@ describe('503 SERVICE_UNAVAILABLE when a store is unreachable', () => {
   });
 });
 
-describe('429 after 30 failed authentications from one address in 60 seconds', () => {
+describe('429 after 30 failed authentications from one address in 60 seconds, for failing requests only', () => {
   let h: Harness;
   before(async () => {
     h = await startHarness({ credits: 100 });
   });
   after(() => h.close());
 
-  test('the 31st request from that address is 429 even with a valid key, until the window frees', async () => {
+  const WRONG = `psk_live_${'Q'.repeat(32)}`;
+
+  test('the 31st failing request from that address is 429; a valid key from it is never refused; the window frees', async () => {
     const address = '192.0.2.10';
     const start = h.clock.now;
     for (let i = 0; i < 30; i++) {
       const endpoint = endpoints[i % endpoints.length] as EndpointDeclaration;
       const headers: Record<string, string> =
-        i % 3 === 0 ? {} : i % 3 === 1 ? { 'x-api-key': `psk_live_${'Q'.repeat(32)}` } : { 'x-api-key': h.key, authorization: 'Bearer psk_live_other_key_000000' };
+        i % 3 === 0 ? {} : i % 3 === 1 ? { 'x-api-key': WRONG } : { 'x-api-key': h.key, authorization: 'Bearer psk_live_other_key_000000' };
       h.clock.now = start + i * 1000;
       expectError(await h.get(urlOf(endpoint), headers, { remoteAddress: address }), 401, 'UNAUTHORIZED', { authed: false });
     }
     const endpoint = byId('linkpage-a.profile');
     const before = await h.balance();
-    const wrong = await h.get(urlOf(endpoint), { 'x-api-key': `psk_live_${'Q'.repeat(32)}` }, { remoteAddress: address });
-    expectError(wrong, 429, 'RATE_LIMITED', { authed: null });
-    assert.equal(wrong.headers['retry-after'], String(60 - 29));
-    const valid = await h.get(urlOf(endpoint), { 'x-api-key': h.key }, { remoteAddress: address });
-    expectError(valid, 429, 'RATE_LIMITED', { authed: null });
-    assert.ok(Number(valid.headers['retry-after']) >= 1);
+    const failing: Record<string, string>[] = [{ 'x-api-key': WRONG }, {}, { authorization: 'Bearer nonsense' }, { 'x-api-key': h.key, authorization: `Bearer ${WRONG}` }];
+    for (const headers of failing) {
+      const wrong = await h.get(urlOf(endpoint), headers, { remoteAddress: address });
+      const error = expectError(wrong, 429, 'RATE_LIMITED', { authed: false });
+      assert.equal(wrong.headers['retry-after'], String(60 - 29));
+      assert.match(error.message, /failed authentication/);
+    }
     assert.equal(await h.balance(), before);
     assert.equal(h.calls.length, 0);
 
-    // Another address is not affected.
-    success(await h.get(urlOf(endpoint), { 'x-api-key': h.key }, { remoteAddress: '192.0.2.11' }));
+    // The valid key, from the same address, is served throughout.
+    const valid = success(await h.get(urlOf(endpoint), { 'x-api-key': h.key }, { remoteAddress: address }));
+    assert.equal(valid.meta.creditsCharged, 1);
+    success(await h.get(urlOf(endpoint, { cache_max_age: '1d' }), { authorization: `Bearer ${h.key}` }, { remoteAddress: address }));
+    // Another address is not affected either way.
+    expectError(await h.get(urlOf(endpoint), { 'x-api-key': WRONG }, { remoteAddress: '192.0.2.11' }), 401, 'UNAUTHORIZED', { authed: false });
 
-    // 60 s after the first failure one attempt is free again; after the last, all are.
+    // 60 s after the first failure one failing attempt is a 401 again; then 429 until the next frees.
     h.clock.now = start + 60_000;
-    success(await h.get(urlOf(endpoint), { 'x-api-key': h.key }, { remoteAddress: address }));
-    h.clock.now = start + 29_000 + 60_000;
-    success(await h.get(urlOf(endpoint), { 'x-api-key': h.key }, { remoteAddress: address }));
+    expectError(await h.get(urlOf(endpoint), { 'x-api-key': WRONG }, { remoteAddress: address }), 401, 'UNAUTHORIZED', { authed: false });
+    expectError(await h.get(urlOf(endpoint), { 'x-api-key': WRONG }, { remoteAddress: address }), 429, 'RATE_LIMITED', { authed: false });
+    h.clock.now = start + 29_000 + 60_000 + 60_000;
+    expectError(await h.get(urlOf(endpoint), { 'x-api-key': WRONG }, { remoteAddress: address }), 401, 'UNAUTHORIZED', { authed: false });
+  });
+
+  test('IPv6 failures count per /64, so rotating addresses inside it does not escape the limit', async () => {
+    const endpoint = byId('linkpage-a.profile');
+    for (let i = 0; i < 30; i++) {
+      const response = await h.get(urlOf(endpoint), { 'x-api-key': WRONG }, { remoteAddress: `2001:db8:7:7:${i.toString(16)}::1` });
+      expectError(response, 401, 'UNAUTHORIZED', { authed: false });
+    }
+    expectError(await h.get(urlOf(endpoint), { 'x-api-key': WRONG }, { remoteAddress: '2001:db8:7:7:ffff::2' }), 429, 'RATE_LIMITED', { authed: false });
+    expectError(await h.get(urlOf(endpoint), { 'x-api-key': WRONG }, { remoteAddress: '::ffff:192.0.2.77' }), 401, 'UNAUTHORIZED', { authed: false });
+    expectError(await h.get(urlOf(endpoint), { 'x-api-key': WRONG }, { remoteAddress: '2001:db8:7:8::1' }), 401, 'UNAUTHORIZED', { authed: false });
+  });
+
+  test('fuzz: thousands of bad keys mixed with a valid key from one address: the valid key never gets 429, nothing is 5xx', async () => {
+    const team = await h.newTeam(1_000_000, 1_000_000);
+    const endpoint = byId('snapmsg.profile');
+    const address = '198.51.100.7';
+    // A deterministic generator, so that a failure can be replayed.
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const garbage = () => Array.from({ length: Math.floor(random() * 60) }, () => String.fromCharCode(33 + Math.floor(random() * 94))).join('');
+    const badHeaders = (): Record<string, string> => {
+      switch (Math.floor(random() * 7)) {
+        case 0:
+          return {};
+        case 1:
+          return { 'x-api-key': WRONG };
+        case 2:
+          return { 'x-api-key': `psk_live_${garbage()}` };
+        case 3:
+          return { authorization: `Bearer ${garbage() || 'x'}` };
+        case 4:
+          return { authorization: garbage() };
+        case 5:
+          return { 'x-api-key': team.key, authorization: `Bearer ${WRONG}` };
+        default:
+          return { 'x-api-key': team.key.slice(0, -1) + (team.key.endsWith('A') ? 'B' : 'A') };
+      }
+    };
+    const counts = { valid: 0, valid429: 0, bad401: 0, bad429: 0, other: new Map<number, number>() };
+    const start = h.clock.now;
+    for (let i = 0; i < 5000; i++) {
+      // About seventeen minutes of traffic, so that failure windows open and close.
+      h.clock.now = start + i * 200;
+      const useValid = random() < 0.3;
+      const headers = useValid ? (random() < 0.5 ? { 'x-api-key': team.key } : { authorization: `Bearer ${team.key}` }) : badHeaders();
+      const url = urlOf(endpoint, random() < 0.8 ? { cache_max_age: '30d' } : {});
+      const response = await h.get(url, headers, { remoteAddress: address });
+      assert.ok(response.statusCode < 500, `request ${i}: ${response.statusCode} ${response.body}`);
+      if (useValid) {
+        counts.valid++;
+        if (response.statusCode === 429) counts.valid429++;
+        assert.equal(response.statusCode, 200, `request ${i} with the valid key: ${response.body}`);
+      } else if (response.statusCode === 401) counts.bad401++;
+      else if (response.statusCode === 429) {
+        counts.bad429++;
+        assert.ok(Number(response.headers['retry-after']) >= 1);
+      } else counts.other.set(response.statusCode, (counts.other.get(response.statusCode) ?? 0) + 1);
+    }
+    assert.equal(counts.valid429, 0);
+    assert.ok(counts.valid > 500, `valid requests: ${counts.valid}`);
+    assert.ok(counts.bad429 > 0, 'the failure limit did engage');
+    // Every failing request was a 401 or a 429: at most 30 401s per rolling minute.
+    assert.deepEqual([...counts.other], []);
+    assert.ok(counts.bad401 <= 30 * 18, `401s: ${counts.bad401}`);
+  });
+
+  test('a valid key costs one key lookup and no failure-limiter work; a failing one costs one limiter write', async () => {
+    const calls: string[] = [];
+    const counting = await startHarness({
+      credits: 100,
+      wrapStores: (stores) => ({
+        ...stores,
+        accounts: new Proxy(stores.accounts, {
+          get: (target, property) => {
+            const value: unknown = Reflect.get(target, property, target);
+            return typeof value === 'function' ? (...args: unknown[]) => (calls.push(`accounts.${String(property)}`), (value as (...a: unknown[]) => unknown).apply(target, args)) : value;
+          },
+        }),
+        limiter: {
+          hit: (key, ...rest) => (calls.push(`limiter.hit ${key.split(':')[0]}`), stores.limiter.hit(key, ...rest)),
+          peek: (key, ...rest) => (calls.push(`limiter.peek ${key.split(':')[0]}`), stores.limiter.peek(key, ...rest)),
+        },
+      }),
+    });
+    try {
+      const endpoint = byId('snapmsg.profile');
+      success(await counting.get(urlOf(endpoint)));
+      calls.length = 0;
+      success(await counting.get(urlOf(endpoint, { cache_max_age: '1d' })));
+      assert.deepEqual(calls.filter((call) => call.startsWith('accounts.find') || call.startsWith('limiter')), ['accounts.findActiveKey', 'limiter.hit team']);
+      calls.length = 0;
+      expectError(await counting.get(urlOf(endpoint), { 'x-api-key': WRONG }), 401, 'UNAUTHORIZED', { authed: false });
+      assert.deepEqual(calls, ['accounts.findActiveKey', 'limiter.hit authfail']);
+      calls.length = 0;
+      expectError(await counting.get(urlOf(endpoint), {}), 401, 'UNAUTHORIZED', { authed: false });
+      assert.deepEqual(calls, ['limiter.hit authfail'], 'no key, no lookup');
+    } finally {
+      await counting.close();
+    }
+  });
+});
+
+describe('TRUST_PROXY: the client address behind a load balancer', () => {
+  const WRONG = `psk_live_${'Q'.repeat(32)}`;
+  const endpoint = byId('linkpage-a.profile');
+  /** 30 failures as `forwardedFor` through `peer`; returns the status of the 31st. */
+  const exhaust = async (h: Harness, peer: string, forwardedFor: (i: number) => string | undefined) => {
+    for (let i = 0; i < 30; i++) {
+      const forwarded = forwardedFor(i);
+      const headers: Record<string, string> = { 'x-api-key': WRONG, ...(forwarded ? { 'x-forwarded-for': forwarded } : {}) };
+      expectError(await h.get(urlOf(endpoint), headers, { remoteAddress: peer }), 401, 'UNAUTHORIZED', { authed: false });
+    }
+  };
+
+  test('behind a trusted balancer, failures count per forwarded client: another client behind it is not limited', async () => {
+    const h = await startHarness({ credits: 10, app: { trustProxy: ['10.0.0.0/8', '192.0.2.1'] } });
+    try {
+      await exhaust(h, '10.1.2.3', () => '203.0.113.5');
+      const bad = { 'x-api-key': WRONG };
+      expectError(await h.get(urlOf(endpoint), { ...bad, 'x-forwarded-for': '203.0.113.5' }, { remoteAddress: '10.9.9.9' }), 429, 'RATE_LIMITED', { authed: false });
+      expectError(await h.get(urlOf(endpoint), { ...bad, 'x-forwarded-for': '203.0.113.6' }, { remoteAddress: '10.1.2.3' }), 401, 'UNAUTHORIZED', { authed: false });
+      // Through a chain of trusted balancers, the first untrusted address counts.
+      expectError(await h.get(urlOf(endpoint), { ...bad, 'x-forwarded-for': '203.0.113.5, 10.4.4.4' }, { remoteAddress: '192.0.2.1' }), 429, 'RATE_LIMITED', { authed: false });
+      // A spoofed header from an untrusted peer is ignored: the peer itself counts.
+      await exhaust(h, '198.51.100.9', (i) => `203.0.113.${100 + i}`);
+      expectError(await h.get(urlOf(endpoint), { ...bad, 'x-forwarded-for': '203.0.113.250' }, { remoteAddress: '198.51.100.9' }), 429, 'RATE_LIMITED', { authed: false });
+      success(await h.get(urlOf(endpoint), { 'x-api-key': h.key, 'x-forwarded-for': '203.0.113.5' }, { remoteAddress: '10.1.2.3' }));
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('without TRUST_PROXY, X-Forwarded-For is ignored, so it cannot spread failures over made-up addresses', async () => {
+    const h = await startHarness({ credits: 10 });
+    try {
+      await exhaust(h, '10.1.2.3', (i) => `203.0.113.${i + 1}`);
+      const response = await h.get(urlOf(endpoint), { 'x-api-key': WRONG, 'x-forwarded-for': '203.0.113.200' }, { remoteAddress: '10.1.2.3' });
+      expectError(response, 429, 'RATE_LIMITED', { authed: false });
+    } finally {
+      await h.close();
+    }
   });
 });

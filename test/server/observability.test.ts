@@ -144,6 +144,8 @@ interface LogLine {
   cached?: boolean;
   durationMs?: number;
   err?: { message?: string; stack?: string };
+  platform?: string;
+  problem?: string;
 }
 
 describe('request logs', () => {
@@ -239,6 +241,43 @@ describe('request logs', () => {
       assert.equal(errors.length, 1, 'one error line for the request');
       assert.match(errors[0]?.err?.message ?? '', /hunter2/, 'the log keeps the cause for the operators');
       assert.equal(await h.balance(), balance, 'the failed scrape is not charged');
+    } finally {
+      h.script = defaultScript;
+    }
+  });
+  test('an unreadable upstream page: the answer names the platform only; the detail is logged with each request id', async () => {
+    const endpoint = byId('linkpage-b.page');
+    const internals = [
+      'Maximum call stack size exceeded',
+      `Unexpected token '<', "<html><body>secret-page-text" is not valid JSON`,
+    ];
+    try {
+      for (const problem of internals) {
+        // Two identical requests in flight share one scrape; each gets its own log line.
+        let release: () => void = () => {};
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        h.script = async (e) => {
+          await gate;
+          throw new UpstreamOutcome('unrecognised', e.platform, problem, { cause: new RangeError(problem) });
+        };
+        const url = `${endpoint.path}?${new URLSearchParams(variantQuery(endpoint, `unread${internals.indexOf(problem)}`))}`;
+        const pending = [h.get(url), h.get(url)];
+        await until(() => h.calls.length > 0);
+        release();
+        const responses = await Promise.all(pending);
+        for (const response of responses) {
+          const error = expectError(response, 502, 'UPSTREAM_UNRECOGNISED', { authed: true });
+          assert.equal(error.message, 'The linkpage-b page could not be read; the platform may have changed it.');
+          for (const leak of ['Maximum', 'stack', 'Unexpected', 'secret-page-text', 'JSON']) assert.ok(!response.body.includes(leak), `the body leaks ${leak}`);
+          await until(() => lines().some((line) => line.requestId === error.requestId && line.level === 40));
+          const warned = lines().filter((line) => line.requestId === error.requestId && line.level === 40);
+          assert.equal(warned.length, 1, `one warn line for ${error.requestId}`);
+          assert.equal(warned[0]?.platform, 'linkpage-b');
+          assert.equal(warned[0]?.problem, problem, 'the log keeps the detail');
+          assert.match(warned[0]?.err?.stack ?? '', /RangeError/, 'and the cause');
+        }
+        h.calls.length = 0;
+      }
     } finally {
       h.script = defaultScript;
     }
