@@ -19,6 +19,8 @@ export type Platform = keyof typeof PLATFORM_ORIGINS;
 export interface Config {
   port: number;
   host: string;
+  /** Where clients reach the service, named in the OpenAPI document's `servers`; unset: the listening address. */
+  publicBaseUrl: string | undefined;
   dataDir: string;
   /** Where each platform's upstream requests go: scheme, host and optional port. */
   origins: Record<Platform, string>;
@@ -57,6 +59,23 @@ export function parseOrigin(name: string, raw: string): string {
     throw new Error(`${name} must be an origin (scheme, host, optional port; no path), got "${raw}"`);
   }
   return url.origin;
+}
+
+/**
+ * The service's public address: an absolute http(s) URL, optionally with a path prefix (behind
+ * a proxy), without credentials, query or fragment; a trailing slash is dropped.
+ */
+export function parsePublicBaseUrl(name: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${name} must be an absolute URL such as https://api.example.com, got "${raw}"`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
+    throw new Error(`${name} must be an http or https URL without credentials, query or fragment, got "${raw}"`);
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
 /** The cursor secret: from CURSOR_SECRET, else generated once and kept in the data directory. */
@@ -112,6 +131,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, 'PORT', 3000, 0),
     host: env.HOST || '127.0.0.1',
+    publicBaseUrl: env.PUBLIC_BASE_URL ? parsePublicBaseUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL) : undefined,
     dataDir,
     origins,
     cursorSecret: cursorSecret(env, dataDir),

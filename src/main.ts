@@ -35,6 +35,7 @@ export async function start(config: Config, stores: Stores = openStores(config))
     requestBudgetMs: config.requestBudgetMs,
     reservationMarginMs: config.reservationMarginMs,
     metricsToken: config.metricsToken,
+    publicBaseUrl: config.publicBaseUrl,
     logger: { level: config.logLevel },
   });
   const address = await app.listen({ port: config.port, host: config.host });
