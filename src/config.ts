@@ -31,6 +31,8 @@ export interface Config {
   requestBudgetMs: number;
   /** Largest upstream response body accepted (decoded), in bytes. */
   upstreamMaxBytes: number;
+  /** Decoded upstream bytes all requests together may hold at once (at least upstreamMaxBytes). */
+  upstreamMemoryBytes: number;
   /** Margin past the budget before a pending reservation counts as abandoned. */
   reservationMarginMs: number;
   cacheMaxBytes: number;
@@ -128,6 +130,7 @@ export function loadConfig(env: Env = process.env): Config {
   for (const [platform, { variable, host }] of Object.entries(PLATFORM_ORIGINS) as [Platform, (typeof PLATFORM_ORIGINS)[Platform]][]) {
     origins[platform] = parseOrigin(variable, env[variable] || `https://${host}`);
   }
+  const upstreamMaxBytes = integer(env, 'UPSTREAM_MAX_BYTES', 10 * 1024 * 1024, 1024);
   return {
     port: integer(env, 'PORT', 3000, 0),
     host: env.HOST || '127.0.0.1',
@@ -137,7 +140,8 @@ export function loadConfig(env: Env = process.env): Config {
     cursorSecret: cursorSecret(env, dataDir),
     metricsToken: env.METRICS_TOKEN || undefined,
     requestBudgetMs: integer(env, 'REQUEST_BUDGET_MS', 15_000, 100),
-    upstreamMaxBytes: integer(env, 'UPSTREAM_MAX_BYTES', 10 * 1024 * 1024, 1024),
+    upstreamMaxBytes,
+    upstreamMemoryBytes: integer(env, 'UPSTREAM_MEMORY_BYTES', Math.max(256 * 1024 * 1024, upstreamMaxBytes), upstreamMaxBytes),
     reservationMarginMs: integer(env, 'RESERVATION_MARGIN_MS', 60_000, 0),
     cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 1024 * 1024 * 1024, 1024),
     logLevel: env.LOG_LEVEL || 'info',

@@ -15,7 +15,7 @@ export function upstreamClient(config: Config): UpstreamClient {
   for (const [platform, { host, aliases }] of Object.entries(PLATFORM_ORIGINS) as [Platform, (typeof PLATFORM_ORIGINS)[Platform]][]) {
     platforms[platform] = { origin: config.origins[platform], hosts: [host, ...aliases] };
   }
-  return new UpstreamClient({ platforms, maxBodyBytes: config.upstreamMaxBytes });
+  return new UpstreamClient({ platforms, maxBodyBytes: config.upstreamMaxBytes, memoryBytes: config.upstreamMemoryBytes });
 }
 
 export interface Running {
