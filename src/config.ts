@@ -21,6 +21,8 @@ export type Platform = keyof typeof PLATFORM_ORIGINS;
 export interface Config {
   port: number;
   host: string;
+  /** Where clients reach the service, named in the OpenAPI document's `servers`; unset: the listening address. */
+  publicBaseUrl: string | undefined;
   dataDir: string;
   /** Where each platform's upstream requests go: scheme, host and optional port. */
   origins: Record<Platform, string>;
@@ -31,6 +33,8 @@ export interface Config {
   requestBudgetMs: number;
   /** Largest upstream response body accepted (decoded), in bytes. */
   upstreamMaxBytes: number;
+  /** Decoded upstream bytes all requests together may hold at once (at least upstreamMaxBytes). */
+  upstreamMemoryBytes: number;
   /** Margin past the budget before a pending reservation counts as abandoned. */
   reservationMarginMs: number;
   cacheMaxBytes: number;
@@ -78,6 +82,23 @@ export function parseTrustProxy(raw: string | undefined): string[] {
     }
   }
   return entries;
+}
+
+/**
+ * The service's public address: an absolute http(s) URL, optionally with a path prefix (behind
+ * a proxy), without credentials, query or fragment; a trailing slash is dropped.
+ */
+export function parsePublicBaseUrl(name: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${name} must be an absolute URL such as https://api.example.com, got "${raw}"`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
+    throw new Error(`${name} must be an http or https URL without credentials, query or fragment, got "${raw}"`);
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
 /** The cursor secret: from CURSOR_SECRET, else generated once and kept in the data directory. */
@@ -130,15 +151,18 @@ export function loadConfig(env: Env = process.env): Config {
   for (const [platform, { variable, host }] of Object.entries(PLATFORM_ORIGINS) as [Platform, (typeof PLATFORM_ORIGINS)[Platform]][]) {
     origins[platform] = parseOrigin(variable, env[variable] || `https://${host}`);
   }
+  const upstreamMaxBytes = integer(env, 'UPSTREAM_MAX_BYTES', 10 * 1024 * 1024, 1024);
   return {
     port: integer(env, 'PORT', 3000, 0),
     host: env.HOST || '127.0.0.1',
+    publicBaseUrl: env.PUBLIC_BASE_URL ? parsePublicBaseUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL) : undefined,
     dataDir,
     origins,
     cursorSecret: cursorSecret(env, dataDir),
     metricsToken: env.METRICS_TOKEN || undefined,
     requestBudgetMs: integer(env, 'REQUEST_BUDGET_MS', 15_000, 100),
-    upstreamMaxBytes: integer(env, 'UPSTREAM_MAX_BYTES', 10 * 1024 * 1024, 1024),
+    upstreamMaxBytes,
+    upstreamMemoryBytes: integer(env, 'UPSTREAM_MEMORY_BYTES', Math.max(256 * 1024 * 1024, upstreamMaxBytes), upstreamMaxBytes),
     reservationMarginMs: integer(env, 'RESERVATION_MARGIN_MS', 60_000, 0),
     cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 1024 * 1024 * 1024, 1024),
     logLevel: env.LOG_LEVEL || 'info',

@@ -16,7 +16,7 @@ export function upstreamClient(config: Config): UpstreamClient {
   for (const [platform, { host, aliases }] of Object.entries(PLATFORM_ORIGINS) as [Platform, (typeof PLATFORM_ORIGINS)[Platform]][]) {
     platforms[platform] = { origin: config.origins[platform], hosts: [host, ...aliases] };
   }
-  return new UpstreamClient({ platforms, maxBodyBytes: config.upstreamMaxBytes });
+  return new UpstreamClient({ platforms, maxBodyBytes: config.upstreamMaxBytes, memoryBytes: config.upstreamMemoryBytes });
 }
 
 export interface Running {
@@ -36,6 +36,7 @@ export async function start(config: Config, stores: Stores = openStores(config))
     requestBudgetMs: config.requestBudgetMs,
     reservationMarginMs: config.reservationMarginMs,
     metricsToken: config.metricsToken,
+    publicBaseUrl: config.publicBaseUrl,
     logger: { level: config.logLevel },
     connections: config.connections,
     trustProxy: config.trustProxy,

@@ -29,6 +29,11 @@ const normaliseUrl =
 
 // ---------------------------------------------------------------- snapmsg (upstream/snapmsg.md)
 
+/** The OpenAPI tag's description of every snapmsg endpoint. */
+const SNAPMSG =
+  'snapmsg, a messaging app with public web profiles: profiles with their story, lenses and highlights, and the ' +
+  'comments on public Spotlight videos.';
+
 /** SNAP mapping (snapmsg.md 4.7). */
 const SnapmsgSnap = Obj({
   index: Int(),
@@ -129,6 +134,7 @@ export const snapmsgProfile: EndpointDeclaration = {
   id: 'snapmsg.profile',
   path: '/v1/snapmsg/profile',
   platform: 'snapmsg',
+  platformDescription: SNAPMSG,
   summary: 'snapmsg public profile',
   description:
     'A snapmsg profile by username: public profile details, current story, lenses, curated and Spotlight ' +
@@ -171,6 +177,7 @@ export const snapmsgSpotlightComments: EndpointDeclaration = {
   id: 'snapmsg.spotlight.comments',
   path: '/v1/snapmsg/spotlight/comments',
   platform: 'snapmsg',
+  platformDescription: SNAPMSG,
   summary: 'Comments on a snapmsg Spotlight video',
   description:
     'Comments on a public Spotlight video, in the platform’s ranking order, one upstream batch per call. ' +
@@ -200,6 +207,10 @@ export const snapmsgSpotlightComments: EndpointDeclaration = {
 };
 
 // ---------------------------------------------------------- linkpage-a (upstream/linkpage-a.md)
+
+/** The OpenAPI tag's description of every linkpage-a endpoint. */
+const LINKPAGE_A =
+  'linkpage-a, a link-in-bio service: public profiles with their links, social links, contact details and gallery.';
 
 const LinkpageAProfile = Obj({
   id: Str(),
@@ -275,6 +286,7 @@ export const linkpageAProfile: EndpointDeclaration = {
   id: 'linkpage-a.profile',
   path: '/v1/linkpage-a/profile',
   platform: 'linkpage-a',
+  platformDescription: LINKPAGE_A,
   summary: 'linkpage-a link-in-bio profile',
   description:
     'A public linkpage-a profile: identity, theme, social and featured links, contact details, gallery, ' +
@@ -291,6 +303,10 @@ export const linkpageAProfile: EndpointDeclaration = {
 };
 
 // ---------------------------------------------------------- linkpage-b (upstream/linkpage-b.md)
+
+/** The OpenAPI tag's description of every linkpage-b endpoint. */
+const LINKPAGE_B =
+  'linkpage-b, a link-in-bio service: public pages with their links, social links, pinned links and store.';
 
 const linkpageBLinkFields = {
   id: Str(),
@@ -380,6 +396,7 @@ export const linkpageBPage: EndpointDeclaration = {
   id: 'linkpage-b.page',
   path: '/v1/linkpage-b/page',
   platform: 'linkpage-b',
+  platformDescription: LINKPAGE_B,
   summary: 'linkpage-b link-in-bio page',
   description:
     'A public linkpage-b page: identity, theme, social links, links (groups with their children), pinned ' +
@@ -394,6 +411,10 @@ export const linkpageBPage: EndpointDeclaration = {
 };
 
 // ------------------------------------------------------------ shopfront (upstream/shopfront.md)
+
+/** The OpenAPI tag's description of every shopfront endpoint. */
+const SHOPFRONT =
+  "shopfront, creator storefronts: a creator's curations, trending products and shoppable feed posts.";
 
 const ShopfrontShop = Obj({
   handle: Str(),
@@ -434,6 +455,7 @@ export const shopfrontShop: EndpointDeclaration = {
   id: 'shopfront.shop',
   path: '/v1/shopfront/shop',
   platform: 'shopfront',
+  platformDescription: SHOPFRONT,
   summary: 'shopfront creator storefront',
   description:
     'A creator storefront: the header (bio, social links, curations, trending products) and one batch of ' +

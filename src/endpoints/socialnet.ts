@@ -19,6 +19,11 @@ import { PAGE_ID_MESSAGE, isSocialnetId, parseSocialnetUrl } from '../platforms/
 
 // ---------------------------------------------------------------- shared pieces
 
+/** The OpenAPI tag's description of every socialnet endpoint. */
+const SOCIALNET =
+  'socialnet, a large social network: the timeline posts, reels and page information of public profiles and ' +
+  'pages, and the replies to comments on their posts, as a logged-out visitor sees them.';
+
 const Paging = Obj(
   {
     cursor: Nullable(Type.String({ description: 'Pass back as `cursor` for the next page; `null` at the end.' })),
@@ -347,6 +352,7 @@ export const socialnetProfilePosts: EndpointDeclaration = {
   id: 'socialnet.profile.posts',
   path: '/v1/socialnet/profile/posts',
   platform: 'socialnet',
+  platformDescription: SOCIALNET,
   summary: 'Timeline posts of a public socialnet profile or page',
   description:
     'Returns the newest public timeline posts of a profile or page as seen logged out, newest first, ' +
@@ -380,6 +386,7 @@ export const socialnetProfileReels: EndpointDeclaration = {
   id: 'socialnet.profile.reels',
   path: '/v1/socialnet/profile/reels',
   platform: 'socialnet',
+  platformDescription: SOCIALNET,
   summary: "Reels from a public socialnet page's reels tab",
   description:
     "Returns the reels of a public profile or page, newest first: the first page is the reels tab's " +
@@ -410,6 +417,7 @@ export const socialnetPostCommentReplies: EndpointDeclaration = {
   id: 'socialnet.post.comment.replies',
   path: '/v1/socialnet/post/comment/replies',
   platform: 'socialnet',
+  platformDescription: SOCIALNET,
   summary: 'Replies to a comment on a public socialnet post or reel',
   description:
     "Returns the replies to one comment, oldest first, with the comment's total reply count. " +
@@ -446,6 +454,7 @@ export const socialnetProfile: EndpointDeclaration = {
   id: 'socialnet.profile',
   path: '/v1/socialnet/profile',
   platform: 'socialnet',
+  platformDescription: SOCIALNET,
   summary: 'Public socialnet page or profile information',
   description:
     "Returns a profile's or page's information from its about tab: names, pictures, follower and like " +

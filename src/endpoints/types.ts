@@ -74,6 +74,11 @@ export interface EndpointDeclaration {
   id: string;
   path: string;
   platform: string;
+  /**
+   * What the platform is, for the OpenAPI tag that groups its endpoints. Every endpoint of a
+   * platform gives the same text (declare it once per platform and share it).
+   */
+  platformDescription: string;
   summary: string;
   description: string;
   /** Query parameters (all strings; `cache_max_age` is added by the core). */

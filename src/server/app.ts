@@ -40,6 +40,8 @@ export interface AppOptions {
   trustProxy?: readonly string[];
   /** Timeouts and connection caps of the HTTP server; the defaults are the production ones. */
   connections?: Partial<ConnectionLimits>;
+  /** The address the OpenAPI document names in `servers`; by default the one the service listens on. */
+  publicBaseUrl?: string | undefined;
 }
 
 interface RequestState {
@@ -79,6 +81,30 @@ function asApiError(error: unknown, request: FastifyRequest): ApiError {
   }
   request.log.error({ err: error }, 'unexpected error');
   return new ApiError('INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with this request id.');
+}
+
+/** One OpenAPI tag per platform, described by the platform's endpoint declarations. */
+function platformTags(endpoints: readonly EndpointDeclaration[]): { name: string; description: string }[] {
+  const descriptions = new Map<string, string>();
+  for (const endpoint of endpoints) {
+    const known = descriptions.get(endpoint.platform);
+    if (known !== undefined && known !== endpoint.platformDescription) {
+      throw new Error(`the endpoints of ${endpoint.platform} describe their platform differently (${endpoint.id})`);
+    }
+    descriptions.set(endpoint.platform, endpoint.platformDescription);
+  }
+  return [...descriptions].map(([name, description]) => ({ name, description }));
+}
+
+/**
+ * The address the server listens on as a URL, or null before it listens. A wildcard address
+ * (all interfaces) is named by its loopback address, as Fastify names it when it starts.
+ */
+function listeningUrl(app: FastifyInstance): string | null {
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') return null;
+  const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
 }
 
 const noUpstream: UpstreamBinder = (platform) => async () => {
@@ -237,6 +263,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       info: {
         title: 'Public-Page Data Extraction API',
         version: '1.0.0',
+        // The project grants no licence to others (package.json: UNLICENSED).
+        license: { name: 'Proprietary; all rights reserved', identifier: 'LicenseRef-Proprietary' },
         description:
           'Read-only API that scrapes public, logged-out pages of five platforms on demand and returns typed JSON. ' +
           'Each live scrape costs 1 credit; a cached result within `cache_max_age` costs none. ' +
@@ -249,7 +277,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         },
       },
       security: [{ apiKey: [] }, { bearer: [] }],
-      tags: [...new Set(options.endpoints.map((endpoint) => endpoint.platform))].map((name) => ({ name })),
+      tags: platformTags(options.endpoints),
+    },
+    // Built on the first request for the document, so after the server listens.
+    transformObject: (document) => {
+      if (!('openapiObject' in document)) return document.swaggerObject;
+      const { openapi, info, ...rest } = document.openapiObject;
+      const url = options.publicBaseUrl ?? listeningUrl(app) ?? '/';
+      return { openapi, info, servers: [{ url, description: 'This service.' }], ...rest };
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });

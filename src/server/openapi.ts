@@ -71,7 +71,12 @@ export function routeSchema(endpoint: EndpointDeclaration): Record<string, unkno
       'UPSTREAM_BLOCKED',
       `${endpoint.platform} is temporarily unavailable; retry shortly.`,
     ),
-    503: errorResponse('A store the service depends on is unreachable.', 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', retryAfter),
+    503: errorResponse(
+      'A store the service depends on is unreachable, or the service is busy: its memory for upstream answers is taken by other requests. Not charged; retry after `Retry-After`.',
+      'SERVICE_UNAVAILABLE',
+      'The service is temporarily unavailable; retry shortly.',
+      retryAfter,
+    ),
   };
   if (endpoint.paging) {
     responses[400] = errorResponse(

@@ -4,7 +4,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import type { EndpointDeclaration, ExtractResult, TargetParams, UpstreamPosition } from '../endpoints/types.ts';
+import type { EndpointDeclaration, ExtractResult, Extractor, TargetParams, UpstreamPosition } from '../endpoints/types.ts';
 import type { Stores } from '../store/types.ts';
 import { isUpstreamOutcome, UpstreamOutcome } from '../upstream/outcomes.ts';
 import type { Upstream } from '../upstream/types.ts';
@@ -17,8 +17,11 @@ import { QueryValidator, queryAjv } from './query.ts';
 // ajv-formats is CommonJS: its function is both module.exports and module.exports.default.
 const addFormats = addFormatsModule.default;
 
-/** Binds the upstream client to one platform, one request's signal and deadline. */
-export type UpstreamBinder = (platform: string, signal: AbortSignal, deadline: number) => Upstream;
+/**
+ * Binds the upstream client to one platform, one request's signal and deadline. `release`,
+ * when the binding has it, is called once the scrape is done with everything it fetched.
+ */
+export type UpstreamBinder = (platform: string, signal: AbortSignal, deadline: number) => Upstream & { release?: () => void };
 
 export interface ScrapeSettings {
   upstream: UpstreamBinder;
@@ -246,9 +249,33 @@ export class ScrapeService {
       Math.max(1, deadline - this.#settings.now()),
     );
     this.#running.add(controller);
+    let upstream: ReturnType<UpstreamBinder> | null = null;
+    try {
+      upstream = this.#settings.upstream(endpoint.platform, signal, deadline);
+      return await this.#extract(runtime, extractor, upstream, signal, target, targetKey, cacheKey, position, deadline, log);
+    } finally {
+      clearTimeout(timer);
+      this.#running.delete(controller);
+      // The upstream answers (and what the extractor made of them) are no longer held.
+      upstream?.release?.();
+    }
+  }
+
+  async #extract(
+    runtime: EndpointRuntime,
+    extractor: Extractor,
+    upstream: Upstream,
+    signal: AbortSignal,
+    target: TargetParams,
+    targetKey: string,
+    cacheKey: string,
+    position: UpstreamPosition | null,
+    deadline: number,
+    log: FastifyBaseLogger,
+  ): Promise<Scraped> {
+    const { endpoint } = runtime;
     let result: ExtractResult;
     try {
-      const upstream = this.#settings.upstream(endpoint.platform, signal, deadline);
       result = await extractor({ params: target, position }, { signal, deadline, log, upstream });
     } catch (error) {
       if (!isUpstreamOutcome(error) && signal.aborted) {
@@ -264,9 +291,6 @@ export class ScrapeService {
         throw outcomeError(error, endpoint);
       }
       throw error;
-    } finally {
-      clearTimeout(timer);
-      this.#running.delete(controller);
     }
     const scrapedAt = this.#settings.now();
     const data = assemble(endpoint, target, result, scrapedAt, this.#sealer);
@@ -319,6 +343,9 @@ function outcomeError(outcome: UpstreamOutcome, endpoint: EndpointDeclaration): 
       });
     case 'rejected_cursor':
       return new ApiError('BAD_REQUEST', `${endpoint.platform} no longer accepts this position; fetch the first page again.`, { cause: outcome });
+    case 'overloaded':
+      // The service's own limit, not the source's: 503 like any temporary lack of capacity.
+      return new ApiError('SERVICE_UNAVAILABLE', 'The service is busy; retry shortly.', { cause: outcome, headers: { 'retry-after': '5' } });
     case 'unrecognised':
       // The outcome's text (parser internals, page content) goes to the log, not to the client.
       return new ApiError('UPSTREAM_UNRECOGNISED', `The ${endpoint.platform} page could not be read; the platform may have changed it.`, {

@@ -2,10 +2,12 @@
 // carry browser-like headers, run inside the API request's time budget with connect, header
 // and body timeouts, are retried with jittered backoff when the failure is transient, follow
 // at most 5 redirects within the platform, are decoded (gzip, deflate, br) and capped in size
-// while streaming. Each kind of failure ends as a typed outcome.
+// while streaming, and counted against the process-wide memory budget for upstream bodies
+// while the scrape holds them (./memory.ts). Each kind of failure ends as a typed outcome.
 import { Pool, errors as undiciErrors } from 'undici';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable, Transform } from 'node:stream';
+import { MemoryBudget, type MemoryLease } from './memory.ts';
 import { UpstreamOutcome } from './outcomes.ts';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from './types.ts';
 
@@ -20,6 +22,10 @@ export interface UpstreamClientOptions {
   platforms: Record<string, PlatformOrigin>;
   /** Largest decoded body accepted; default 10 MB. */
   maxBodyBytes?: number;
+  /** Decoded upstream bytes all scrapes together may hold; default 256 MB, at least `maxBodyBytes`. */
+  memoryBytes?: number;
+  /** Longest wait for a share of `memoryBytes` before the answer is refused as overloaded; default 2 s. */
+  memoryWaitMs?: number;
   connectTimeoutMs?: number;
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
@@ -34,6 +40,20 @@ export interface UpstreamClientOptions {
 }
 
 const MAX_REDIRECTS = 5;
+
+/** An `Upstream` bound to one scrape; `release` gives back the memory its answers hold. */
+export type BoundUpstream = Upstream & { release: () => void };
+
+/**
+ * The bytes one `Upstream` call holds: its lease, and how much of it the latest attempt's
+ * answer took. It travels with the request object of each hop (a symbol key survives copies).
+ */
+interface BodyCharge {
+  lease: MemoryLease;
+  bytes: number;
+}
+const CHARGE = Symbol('body charge');
+type ChargedRequest = UpstreamRequest & { [CHARGE]?: BodyCharge };
 
 /** What one hop ends with: the answer, and the path to follow when it is a redirect within the platform. */
 type Hop = { response: UpstreamResponse; next?: undefined } | { response: UpstreamResponse; next: string };
@@ -135,11 +155,14 @@ export class UpstreamClient {
   readonly #platforms: Record<string, PlatformOrigin>;
   readonly #pools = new Map<string, Pool>();
   readonly #options: Required<Omit<UpstreamClientOptions, 'platforms'>>;
+  readonly #memory: MemoryBudget;
 
   constructor(options: UpstreamClientOptions) {
     this.#platforms = options.platforms;
     this.#options = {
       maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
+      memoryBytes: options.memoryBytes ?? 256 * 1024 * 1024,
+      memoryWaitMs: options.memoryWaitMs ?? 2_000,
       connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
       headersTimeoutMs: options.headersTimeoutMs ?? 10_000,
       bodyTimeoutMs: options.bodyTimeoutMs ?? 10_000,
@@ -148,13 +171,33 @@ export class UpstreamClient {
       connections: options.connections ?? 128,
       random: options.random ?? Math.random,
     };
+    if (this.#options.memoryBytes < this.#options.maxBodyBytes) {
+      throw new Error(`the memory budget (${this.#options.memoryBytes} bytes) must be at least the largest body accepted (${this.#options.maxBodyBytes} bytes)`);
+    }
+    this.#memory = new MemoryBudget(this.#options.memoryBytes);
   }
 
-  /** The `Upstream` an extractor uses: one platform, one request's signal and deadline. */
-  bind(platform: string, signal: AbortSignal, deadline: number): Upstream {
+  /** The memory budget's state: bytes held by all scrapes, its capacity, requests waiting for a share. */
+  get memory(): { used: number; capacity: number; waiting: number } {
+    return { used: this.#memory.used, capacity: this.#memory.capacity, waiting: this.#memory.waiting };
+  }
+
+  /**
+   * The `Upstream` an extractor uses: one platform, one request's signal and deadline. The
+   * answers it returns keep their bytes counted until `release` (called when the scrape is
+   * done with them and with what it made of them), or until `signal` aborts.
+   */
+  bind(platform: string, signal: AbortSignal, deadline: number): BoundUpstream {
     const target = this.#platforms[platform];
     if (!target) throw new Error(`no origin configured for platform ${platform}`);
-    return (request) => this.#fetch(platform, target, request, signal, deadline);
+    const lease = this.#memory.lease();
+    const release = () => {
+      signal.removeEventListener('abort', release);
+      lease.release();
+    };
+    signal.addEventListener('abort', release, { once: true });
+    const upstream: Upstream = (request) => this.#fetch(platform, target, request, signal, deadline, lease);
+    return Object.assign(upstream, { release });
   }
 
   async close(): Promise<void> {
@@ -177,18 +220,32 @@ export class UpstreamClient {
     return pool;
   }
 
-  async #fetch(platform: string, target: PlatformOrigin, request: UpstreamRequest, signal: AbortSignal, deadline: number): Promise<UpstreamResponse> {
+  async #fetch(platform: string, target: PlatformOrigin, request: UpstreamRequest, signal: AbortSignal, deadline: number, lease: MemoryLease): Promise<UpstreamResponse> {
     // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
     if (!request.path.startsWith('/') || request.path.startsWith('//') || /[\s\u0000-\u001f\u007f]/.test(request.path)) {
       // A programming error in an extractor, not an upstream failure: never retried.
       throw new Error(`upstream path must be an origin-relative path without spaces or control characters, got ${JSON.stringify(request.path)}`);
     }
     this.#checkHeaders(request.headers ?? {});
+    // The returned answer's bytes stay with the lease; a failed call gives back all it took.
+    const charge: BodyCharge = { lease, bytes: 0 };
+    try {
+      return await this.#hops(platform, target, request, signal, deadline, charge);
+    } catch (error) {
+      lease.give(charge.bytes);
+      charge.bytes = 0;
+      throw error;
+    }
+  }
+
+  /** Follows redirects within the platform, each hop with its retries. */
+  async #hops(platform: string, target: PlatformOrigin, request: UpstreamRequest, signal: AbortSignal, deadline: number, charge: BodyCharge): Promise<UpstreamResponse> {
     let path = request.path;
     let method = request.method ?? 'GET';
     let body = request.body;
     for (let hop = 0; ; hop += 1) {
-      const step = await this.#withRetries(platform, target.origin, { ...request, path, method, body }, signal, deadline, (response) => {
+      const hopRequest: ChargedRequest = { ...request, path, method, body, [CHARGE]: charge };
+      const step = await this.#withRetries(platform, target.origin, hopRequest, signal, deadline, (response) => {
         const location = response.status >= 300 && response.status < 400 ? response.headers.location : undefined;
         if (location === undefined) return { response };
         const next = this.#redirectPath(target, path, location);
@@ -297,6 +354,14 @@ export class UpstreamClient {
 
   async #attempt(platform: string, origin: string, request: UpstreamRequest, signal: AbortSignal, remaining: number): Promise<UpstreamResponse> {
     const headers: Record<string, string> = { ...(request.kind === 'page' ? PAGE_HEADERS : API_HEADERS), ...lowerCase(request.headers ?? {}) };
+    // A new attempt means the previous answer of this call was discarded (retried or a redirect
+    // followed): its bytes go back.
+    const charge = (request as ChargedRequest)[CHARGE];
+    if (charge) {
+      charge.lease.give(charge.bytes);
+      charge.bytes = 0;
+    }
+    const attemptDeadline = Date.now() + remaining;
     const attemptSignal = AbortSignal.any([signal, AbortSignal.timeout(remaining)]);
     const response = await this.#pool(origin).request({
       path: request.path,
@@ -316,12 +381,24 @@ export class UpstreamClient {
       await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       return { status: response.statusCode, headers: responseHeaders, body: '', path: request.path };
     }
-    const body = await this.#readBody(platform, response.body, responseHeaders['content-encoding'], responseHeaders['content-length']);
+    const body = await this.#readBody(platform, response.body, responseHeaders['content-encoding'], responseHeaders['content-length'], charge, attemptSignal, attemptDeadline);
     return { status: response.statusCode, headers: responseHeaders, body, path: request.path };
   }
 
-  /** Reads and decodes the body, never holding more than the size cap. */
-  async #readBody(platform: string, raw: Readable, encoding: string | undefined, declaredLength: string | undefined): Promise<string> {
+  /**
+   * Reads and decodes the body, never holding more than the size cap, and takes its decoded
+   * bytes from the memory budget as they are buffered (the whole declared length up front when
+   * it is known): they stay in `charge` when the body is returned, and go back when it fails.
+   */
+  async #readBody(
+    platform: string,
+    raw: Readable,
+    encoding: string | undefined,
+    declaredLength: string | undefined,
+    charge: BodyCharge | undefined,
+    signal: AbortSignal,
+    deadline: number,
+  ): Promise<string> {
     const cap = this.#options.maxBodyBytes;
     const tooLarge = () => new UpstreamOutcome('unrecognised', platform, `response larger than ${cap} bytes`);
     // Destroying an unread undici body emits an 'error' (RequestAbortedError): without a listener
@@ -341,9 +418,24 @@ export class UpstreamClient {
     }
     const source: Readable = decoder ? raw.pipe(decoder) : raw;
     if (decoder) raw.on('error', (error) => decoder.destroy(error));
+    // Bytes of this body taken from the budget so far (at least `size`).
+    let taken = 0;
+    const reserve = async (bytes: number) => {
+      if (!charge) return;
+      const wait = Math.min(this.#options.memoryWaitMs, deadline - Date.now());
+      const granted = charge.lease.take(bytes, wait, signal);
+      if (granted !== true && !(await granted)) {
+        const { used, capacity } = this.#memory;
+        throw new UpstreamOutcome('overloaded', platform, `no memory for the upstream answer: ${used} of ${capacity} bytes held by answers in flight`);
+      }
+      taken += bytes;
+      charge.bytes += bytes;
+    };
     const chunks: Buffer[] = [];
     let size = 0;
     try {
+      const known = Number(declaredLength);
+      if (!encoding && declaredLength !== undefined && Number.isSafeInteger(known) && known > 0) await reserve(known);
       for await (const chunk of source) {
         size += (chunk as Buffer).length;
         if (size > cap) {
@@ -351,15 +443,23 @@ export class UpstreamClient {
           decoder?.destroy();
           throw tooLarge();
         }
+        if (size > taken) await reserve(size - taken);
         chunks.push(chunk as Buffer);
       }
     } catch (error) {
       // Free the connection: a body left half-read (e.g. after a decoding error) holds it forever.
       raw.destroy();
       decoder?.destroy();
+      charge?.lease.give(taken);
+      if (charge) charge.bytes -= taken;
       if (error instanceof UpstreamOutcome) throw error;
       // Any failure while reading (reset, timeout or budget abort, corrupt gzip/deflate/br) is transient.
       throw new Transient(`reading the upstream body failed: ${(error as Error).message}`, { cause: error });
+    }
+    // A body shorter than its reservation gives back the difference.
+    if (charge && taken > size) {
+      charge.lease.give(taken - size);
+      charge.bytes -= taken - size;
     }
     return Buffer.concat(chunks, size).toString('utf8');
   }

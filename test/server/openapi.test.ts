@@ -1,12 +1,18 @@
 // The OpenAPI 3.1 document at /openapi.json, generated from the endpoint declarations, and the
 // docs page at /docs, served entirely by the service itself.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { endpoints } from '../../src/endpoints/index.ts';
 import type { EndpointDeclaration } from '../../src/endpoints/types.ts';
 import { exampleQuery, FIXTURE_OF, readFixture, startHarness, type Harness } from '../api/harness.ts';
+import { loadConfig } from '../../src/config.ts';
+import { buildApp } from '../../src/server/app.ts';
+import { servedDocument } from '../openapi/served.ts';
 
 // ajv-formats is CommonJS: its function is both module.exports and module.exports.default.
 const addFormats = addFormatsModule.default;
@@ -102,6 +108,20 @@ describe('GET /openapi.json', () => {
     assert.equal(new Set(operationIds).size, operationIds.length, 'operationIds are unique');
     // 3.1 expresses null through the JSON Schema type, never the 3.0 `nullable` keyword.
     for (const [where, schema] of walk(doc)) assert.equal(schema.nullable, undefined, `3.0-style nullable at ${where}`);
+  });
+
+  test('has a license and one tag per platform, described by its endpoint declarations', () => {
+    const license = (doc.info as Json).license as Json;
+    assert.equal(typeof license.name, 'string');
+    assert.equal(typeof license.identifier, 'string');
+    const described = new Map(endpoints.map((endpoint) => [endpoint.platform, endpoint.platformDescription]));
+    assert.deepEqual(doc.tags, [...described].map(([name, description]) => ({ name, description })));
+    for (const tag of doc.tags as Json[]) assert.ok(String(tag.description).length > 20, String(tag.name));
+    for (const endpoint of endpoints) assert.deepEqual(paths[endpoint.path]?.get?.tags, [endpoint.platform]);
+  });
+
+  test('before the service listens (requests injected in-process), servers names the document\'s own host', () => {
+    assert.deepEqual(doc.servers, [{ url: '/', description: 'This service.' }]);
   });
 
   test('declares both key schemes (x-api-key header and bearer) and requires one of them', () => {
@@ -224,6 +244,51 @@ describe('GET /openapi.json', () => {
     assert.equal(invalid.statusCode, 422);
     const check422 = ajv.compile(envelopeOf('422'));
     assert.ok(check422(invalid.json()), ajv.errorsText(check422.errors));
+  });
+});
+
+describe('servers in the served document', () => {
+  test('by default, the address the service listens on', async () => {
+    const { text, address } = await servedDocument();
+    assert.match(address, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.deepEqual((JSON.parse(text) as Json).servers, [{ url: address, description: 'This service.' }]);
+  });
+
+  test('PUBLIC_BASE_URL when set (a path prefix kept, a trailing slash dropped)', async () => {
+    const { text } = await servedDocument({ PUBLIC_BASE_URL: 'https://api.example.test/scrape/' });
+    assert.deepEqual((JSON.parse(text) as Json).servers, [{ url: 'https://api.example.test/scrape', description: 'This service.' }]);
+  });
+
+  test('PUBLIC_BASE_URL must be an absolute http(s) URL without credentials, query or fragment', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'public-base-url-'));
+    try {
+      assert.equal(loadConfig({ DATA_DIR: dataDir }).publicBaseUrl, undefined);
+      assert.equal(loadConfig({ DATA_DIR: dataDir, PUBLIC_BASE_URL: 'http://10.0.0.5:8080' }).publicBaseUrl, 'http://10.0.0.5:8080');
+      for (const value of ['api.example.test', '/relative', 'ftp://api.example.test', 'https://user:pw@api.example.test', 'https://api.example.test/?x=1', 'https://api.example.test/#top']) {
+        assert.throws(
+          () => loadConfig({ DATA_DIR: dataDir, PUBLIC_BASE_URL: value }),
+          (error: Error) => error.message.startsWith('PUBLIC_BASE_URL must be') && error.message.includes(value),
+          value,
+        );
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('two endpoints of one platform that describe it differently are a mistake found at start', async () => {
+    const [first, second, ...rest] = endpoints as EndpointDeclaration[];
+    assert.equal(first?.platform, second?.platform);
+    const contradicting = [first as EndpointDeclaration, { ...(second as EndpointDeclaration), platformDescription: 'Another text.' }, ...rest];
+    const harness = await startHarness();
+    try {
+      await assert.rejects(
+        buildApp({ stores: harness.stores, endpoints: contradicting, cursorSecret: 'test-cursor-secret-0123456789abcdef' }),
+        new RegExp(`endpoints of ${first?.platform} describe their platform differently`),
+      );
+    } finally {
+      await harness.close();
+    }
   });
 });
 
