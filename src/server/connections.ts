@@ -3,7 +3,7 @@
 // keep-alive connections are closed, the process holds a bounded number of connections and one
 // client address a bounded share of them (beyond it: 429, then closed). Answers written outside
 // Fastify's request cycle (CONNECT, refused connections, timeouts) carry the error envelope.
-import { Server, type IncomingMessage, type RequestListener } from 'node:http';
+import { Server, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { BlockList, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, errorBody } from './errors.ts';
@@ -170,6 +170,9 @@ export function edgeServerFactory(options: EdgeOptions): (handler: RequestListen
       answerAndClose(socket, new ApiError('METHOD_NOT_ALLOWED', 'Method CONNECT is not allowed here; use GET.', { headers: { allow: 'GET' } }), requestId);
       onAnswer({ requestId, status: 405, address: request.socket.remoteAddress, what: 'CONNECT refused' });
     });
+    // With no listener Node answers an Expect other than 100-continue with a bare 417; RFC 9110
+    // lets a server ignore an expectation it does not know, so the request is answered as usual.
+    server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => server.emit('request', request, response));
     return server;
   };
 }

@@ -54,6 +54,11 @@ describe('malformed HTTP requests', () => {
     assert.ok(error.message.length < 300, `${error.message.length} characters`);
   });
 
+  test('an expectation other than 100-continue is ignored, as RFC 9110 allows, not a bare 417', async () => {
+    const answer = await raw(port, 'GET /nowhere HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n');
+    envelopeOf(answer, 404, 'NOT_FOUND');
+  });
+
   test('a request line that is not HTTP', async () => {
     envelopeOf(await raw(port, 'BLAH\r\n\r\n'));
   });
