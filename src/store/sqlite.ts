@@ -389,28 +389,20 @@ class Connection {
    * as a write: it changes nothing that readers could see.
    */
   probeWrite(): void {
-    this.run(() => {
+    this.#transaction(() => {
       const pageSize = (this.st.pageSize.get() as Row).page_size as number;
-      this.st.beginImmediate.run();
-      try {
-        this.st.probeInsert.run(pageSize);
-        this.st.probeDelete.run();
-        this.st.commitTx.run();
-      } catch (err) {
-        if (this.db.isTransaction) {
-          try {
-            this.db.exec('ROLLBACK');
-          } catch {
-            // The original error matters more.
-          }
-        }
-        throw err;
-      }
-    });
+      this.st.probeInsert.run(pageSize);
+      this.st.probeDelete.run();
+    }, false);
   }
 
   /** Runs `fn` in a write transaction (BEGIN IMMEDIATE). `fn` must be synchronous. */
   tx<T>(fn: () => T): T {
+    return this.#transaction(fn, true);
+  }
+
+  /** `counted`: the commit counts towards the checkpoint's write tally (the probe's does not). */
+  #transaction<T>(fn: () => T, counted: boolean): T {
     return this.run(() => {
       // Migrations run before the statements are prepared.
       const st = this.st as Statements | undefined;
@@ -420,8 +412,10 @@ class Connection {
         const result = fn();
         if (st) st.commitTx.run();
         else this.db.exec('COMMIT');
-        this.#writes += 1;
-        this.afterCommit?.();
+        if (counted) {
+          this.#writes += 1;
+          this.afterCommit?.();
+        }
         return result;
       } catch (err) {
         if (this.db.isTransaction) {
