@@ -25,6 +25,8 @@ const app = await buildApp({
   cursorSecret: config.cursorSecret,
   upstream: (platform, signal, deadline) => client.bind(platform, signal, deadline),
   requestBudgetMs: 30_000,
+  // The load generator is one client address holding up to 2,000 connections at once.
+  connections: { maxConnections: 10_000, maxConnectionsPerAddress: 10_000 },
 });
 await app.listen({ port: 0, host: '127.0.0.1' });
 const team = await stores.accounts.createTeam({ name: 'bench', credits: 1_000_000_000, rateLimit: 10_000_000 });
