@@ -115,7 +115,7 @@ const ACCOUNTS: Record<string, Account> = {
   nosuchcreator: { ...ordinary, state: 'missing', description: 'missing storefront, HTTP 404 page → 404 NOT_FOUND' },
   'gone-soft': { ...ordinary, state: 'missing-200', description: 'missing storefront, HTTP 200 page titled Page Not Found → 404 NOT_FOUND' },
   'captcha-wall': { ...ordinary, state: 'captcha', description: 'captcha page with HTTP 200 → 502 UPSTREAM_BLOCKED' },
-  'captcha-503': { ...ordinary, state: 'captcha-503', description: 'captcha page with HTTP 503; retried → 502 UPSTREAM_BLOCKED' },
+  'captcha-503': { ...ordinary, state: 'captcha-503', description: 'captcha page with HTTP 503 (a block, not retried) → 502 UPSTREAM_BLOCKED' },
   'rate-limited': { ...ordinary, state: 'ratelimited', description: 'HTTP 429 → 502 UPSTREAM_BLOCKED' },
   'signin-wall': { ...ordinary, state: 'signin', description: 'redirect to /ap/signin → 502 UPSTREAM_BLOCKED' },
   'feed-captcha': { ...ordinary, posts: 40, state: 'feed-captcha', description: 'the feed endpoint answers its captcha page: first page → 200, next page → 502 UPSTREAM_BLOCKED' },

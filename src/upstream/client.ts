@@ -290,7 +290,8 @@ export class UpstreamClient {
 
   /**
    * One hop: attempts until an answer is accepted, with jittered backoff inside the budget.
-   * Each answer is judged in this order: 429 is a block; a 5xx or an empty 200 is transient;
+   * Each answer is judged in this order: the request's `block`; 429 is a block; a 5xx or an
+   * empty 200 is transient;
    * `hop` says whether it is a redirect to follow; any other answer goes to the request's
    * `classify`, whose `UpstreamOutcome('transient')` is retried like a 5xx.
    */
@@ -315,6 +316,10 @@ export class UpstreamClient {
       let response: UpstreamResponse;
       try {
         response = await this.#attempt(platform, origin, request, signal, remaining);
+        // A block the platform recognises whatever the status (shopfront's captcha page may come
+        // with a 503) ends the request before a 5xx could be retried.
+        const block = request.block?.(response) ?? null;
+        if (block !== null) throw new UpstreamOutcome('blocked', platform, block);
         if (response.status === 429) throw new UpstreamOutcome('blocked', platform, 'HTTP 429 Too Many Requests');
         if (response.status >= 500) throw new Transient(`HTTP ${response.status}`);
         // Every platform's contract counts an empty 200 as a transient failure.
@@ -376,8 +381,10 @@ export class UpstreamClient {
     for (const [name, value] of Object.entries(response.headers)) {
       if (value !== undefined) responseHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
     }
-    if (response.statusCode >= 300 && response.statusCode !== 304 && (response.statusCode < 400 || response.statusCode >= 500 || response.statusCode === 429)) {
-      // Redirects, server errors and blocks: the body is not needed.
+    const serverError = response.statusCode >= 500;
+    if (response.statusCode >= 300 && response.statusCode !== 304 && (response.statusCode < 400 || (serverError && !request.block) || response.statusCode === 429)) {
+      // Redirects, 429s, and server errors in which the platform looks for no block: the body
+      // is not needed.
       await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       return { status: response.statusCode, headers: responseHeaders, body: '', path: request.path };
     }

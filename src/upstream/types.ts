@@ -35,6 +35,13 @@ export interface UpstreamRequest {
    * made of the accepted answer.
    */
   classify?: (response: UpstreamResponse) => void;
+  /**
+   * A block the platform recognises in an answer of any status, checked before the client's own
+   * rules: e.g. shopfront's captcha page, usually a 200 but sometimes a 503, which must end the
+   * request as a block rather than be retried as a 5xx. Returns why it is a block, or null.
+   * When given, the bodies of 5xx answers are read (within the size cap) for it to look at.
+   */
+  block?: (response: UpstreamResponse) => string | null;
 }
 
 export interface UpstreamResponse {

@@ -9,7 +9,7 @@ import type { ServedAnswer } from '../../sandbox/server.ts';
 import { accountNamed } from '../../sandbox/platforms/socialnet/accounts.ts';
 import { profileIdOf } from '../../sandbox/platforms/socialnet/ids.ts';
 import { startE2e, type E2e } from './harness.ts';
-import { expectLive } from './support.ts';
+import { expectError, expectLive } from './support.ts';
 
 describe('transient answers are retried: 200, 1 credit', () => {
   let e2e: E2e;
@@ -79,4 +79,13 @@ describe('transient answers are retried: 200, 1 credit', () => {
       assert.ok((answers[0]?.bytes ?? 0) < (answers[1]?.bytes ?? 0), 'the first answer was the shorter, transient one');
     });
   }
+
+  test('a block that comes with a 5xx is not retried: shopfront captcha page with HTTP 503, asked once, 502 not charged', async () => {
+    const answers = await answersDuring(
+      () => expectError(e2e, '/v1/shopfront/shop', { url: 'https://www.shopfront.example/shop/captcha-503' }, 502, 'UPSTREAM_BLOCKED'),
+      'shopfront',
+      '/shop/captcha-503',
+    );
+    assert.deepEqual(answers.map((answer) => answer.status), [503]);
+  });
 });

@@ -67,6 +67,9 @@ function sandboxUpstream(options: { seed?: string; headers?: (request: UpstreamR
         attempts.set(path, attempt);
         requests.push(path);
         response = await call(path, headers, options.seed ?? SEED, attempt);
+        // As the client does: the request's block is looked for in answers of any status.
+        const block = 'reset' in response ? null : (request.block?.({ status: response.status, headers: response.headers ?? {}, body: bodyOf(response), path }) ?? null);
+        if (block !== null) throw new UpstreamOutcome('blocked', 'shopfront', block);
         if (!('reset' in response) && response.status < 500) break;
         response = null;
       }
@@ -232,8 +235,15 @@ describe('shopfront sandbox → extractor: outcomes', () => {
   test('captcha, 429 and the sign-in redirect → blocked', async () => {
     for (const handle of ['captcha-wall', 'rate-limited', 'signin-wall']) await expectOutcome('blocked', handle);
   });
-  test('captcha with 503 and down- accounts → transient after the retries (502 UPSTREAM_BLOCKED)', async () => {
-    await expectOutcome('transient', 'captcha-503');
+  test('captcha with 503 → blocked at the first answer, not retried', async () => {
+    const fake = sandboxUpstream();
+    await assert.rejects(extract({ params: paramsOf('captcha-503'), position: null }, context(fake.upstream)), (error: unknown) => {
+      assert.ok(error instanceof UpstreamOutcome && error.kind === 'blocked', String(error));
+      return true;
+    });
+    assert.equal(fake.requests.length, 1);
+  });
+  test('down- accounts → transient after the retries (502 UPSTREAM_BLOCKED)', async () => {
     await expectOutcome('transient', 'down-cooks');
   });
   test('flaky- accounts succeed after the retries; slow- accounts carry a delay', async () => {

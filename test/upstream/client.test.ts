@@ -954,6 +954,22 @@ describe('classify: the platform judges an answer inside the retry loop', () => 
     assert.equal(server.hits.length, 1);
   });
 
+  test('block: a block recognised in an answer of any status ends the request, a 5xx included, without a retry', async (t) => {
+    const server = await startServer(t, (req, res) => {
+      res.writeHead(req.url === '/ok' ? 200 : 503, { 'content-type': 'text/html' });
+      res.end(req.url === '/plain' ? 'upstream overloaded' : '<form action="/errors/validateCaptcha">');
+    });
+    const client = makeClient(t, { [PLATFORM]: server.origin }, { maxRetries: 2 });
+    const block = (answer: UpstreamResponse) => (answer.body.includes('validateCaptcha') ? 'captcha page' : null);
+    const blocked = await expectOutcome(call(client, { path: '/captcha', kind: 'page', block }), 'blocked');
+    assert.equal(blocked.message, 'captcha page');
+    assert.equal(server.hits.length, 1, 'a block is not retried, whatever its status');
+    await expectOutcome(call(client, { path: '/ok', kind: 'page', block }), 'blocked');
+    assert.equal(server.hits.length, 2);
+    await expectOutcome(call(client, { path: '/plain', kind: 'page', block }), 'transient');
+    assert.equal(server.hits.length - 2, 3, 'a 5xx without the block: the first attempt and 2 retries');
+  });
+
   test('classify sees only final answers: not 5xx, 429, empty 200s or followed redirects; an off-platform redirect with its Location', async (t) => {
     const server = await startServer(t, (req, res) => {
       if (req.url === '/hop') return void res.writeHead(302, { location: '/flaky' }).end();

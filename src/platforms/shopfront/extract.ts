@@ -43,6 +43,10 @@ function pathOf(location: string): string {
   }
 }
 
+/** The captcha page, a block whatever its status (usually 200, sometimes 503): judged by the client before it retries a 5xx. */
+const captchaIn = (what: string) => (response: UpstreamResponse): string | null =>
+  mayHoldForm(response.body) && scanPage(response.body).captcha ? `shopfront answered the ${what} with its captcha page` : null;
+
 /** Blocks every response is checked for: the captcha form first, then redirects (section 8). */
 function checkBlocks(response: UpstreamResponse, scanned: { captcha: boolean } | null, what: string): void {
   const captcha = scanned?.captcha ?? (mayHoldForm(response.body) && scanPage(response.body).captcha);
@@ -77,7 +81,7 @@ function stateBlock(blocks: AStateBlock[], key: string): Node | null {
 /** The storefront page: `S` of an active storefront and the page's own feed block (if any). */
 async function readStorefront(context: ExtractContext, handle: string): Promise<{ S: Node; feed: () => Node | null }> {
   // The blocks are judged inside the client's retry loop, beside its transient failures.
-  const { response, page } = await fetchAndRead(context.upstream, storefrontPageRequest(handle), (answer) => {
+  const { response, page } = await fetchAndRead(context.upstream, { ...storefrontPageRequest(handle), block: captchaIn('storefront page') }, (answer) => {
     const scanned = scanPage(answer.body);
     checkBlocks(answer, scanned, 'storefront page');
     return { response: answer, page: scanned };
@@ -102,7 +106,7 @@ async function readStorefront(context: ExtractContext, handle: string): Promise<
 async function readFeed(context: ExtractContext, storefrontId: string, pageToken: string): Promise<Node> {
   // Both go into the query string, percent-encoded: a lone surrogate cannot be.
   if (!isWellFormed(storefrontId)) throw unrecognised('the storefront page carries a storefrontId that is not well-formed text (a lone surrogate)');
-  const response = await fetchAndRead(context.upstream, feedRequest(storefrontId, pageToken), (answer) => {
+  const response = await fetchAndRead(context.upstream, { ...feedRequest(storefrontId, pageToken), block: captchaIn('feed request') }, (answer) => {
     checkBlocks(answer, null, 'feed request');
     return answer;
   });
