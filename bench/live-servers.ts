@@ -2,11 +2,15 @@
 // (which runs in a process of its own, origins in the environment), and a minimal Fastify
 // proxy route that fetches the same upstream page with undici and returns its bytes. Prints
 // their addresses and the data directory as one JSON line, and this process's peak memory on
-// request. Also the service of bench/sustained.ts.
+// request. Also the service of bench/sustained.ts, which asks for this process's memory use
+// (`memory`: V8 heap used, external and array buffers, after a full collection when Node runs
+// with --expose-gc) and for heap snapshots (`snapshot`) to tell retained objects from heap growth.
 import Fastify from 'fastify';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { writeHeapSnapshot } from 'node:v8';
 import { Pool } from 'undici';
 import { loadConfig } from '../src/config.ts';
 import { endpoints } from '../src/endpoints/index.ts';
@@ -76,10 +80,19 @@ process.stdout.write(
     dataDir: dir,
   })}\n`,
 );
-process.stdin.on('data', (chunk) => {
-  const command = chunk.toString().trim();
+// One command a line on stdin, one JSON line in answer on stdout.
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const command = line.trim();
   if (command === 'peak') process.stdout.write(`${JSON.stringify({ peakRss })}\n`);
   if (command === 'reset-peak') peakRss = process.memoryUsage().rss;
+  if (command === 'memory') {
+    // A full collection first when it is available, so heapUsed counts live objects only.
+    const collected = typeof globalThis.gc === 'function';
+    if (collected) globalThis.gc?.();
+    const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+    process.stdout.write(`${JSON.stringify({ memory: { rss, heapUsed, heapTotal, external, arrayBuffers, collected } })}\n`);
+  }
+  if (command === 'snapshot') process.stdout.write(`${JSON.stringify({ snapshot: writeHeapSnapshot(undefined) })}\n`);
 });
 process.on('SIGTERM', async () => {
   await app.close();

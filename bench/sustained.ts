@@ -8,11 +8,16 @@
 //     HTTP server in this process replays their bytes, uncompressed.
 //   - A `/healthz` probe on a connection of its own, every 500 ms.
 // Prints per window: completed requests, errors, p50/p99/max latency (max includes the age of
-// requests still unanswered), the probe's worst latency, requests in flight, the service's RSS
-// and CPU, and the sizes of the WAL and the database file; then a
+// requests still unanswered), the probe's worst latency, requests in flight, the service's RSS,
+// V8 heap in use and memory outside the heap (`external`, which holds array buffers), its CPU,
+// and the sizes of the WAL and the database file; then a
 // verdict: a stall is any window whose max latency, or any probe, exceeds --stall-ms (windows
 // that begin within the first --warmup seconds are printed but not judged).
-// Usage: npm run bench:sustained [-- --seconds 300 --rate 100 --connections 50 --window 10 --stall-ms 1000 --warmup 10]
+// With --gc the service runs with --expose-gc and collects fully before each window's memory
+// figures, so the heap column counts live objects only (growth there is retained memory; RSS
+// growth with a flat heap is the allocator's). --snapshot-at 30,90 writes a V8 heap snapshot
+// of the service at those seconds (its path is printed; each pauses the service for seconds).
+// Usage: npm run bench:sustained [-- --seconds 300 --rate 100 --connections 50 --window 10 --stall-ms 1000 --warmup 10 --gc --snapshot-at 30,90]
 import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -34,6 +39,8 @@ const { values } = parseArgs({
     // The first seconds of a fresh process (compilation, the store's background thread starting)
     // are printed but kept out of the verdict.
     warmup: { type: 'string', default: '10' },
+    gc: { type: 'boolean', default: false },
+    'snapshot-at': { type: 'string', default: '' },
   },
 });
 const seconds = Number(values.seconds);
@@ -43,7 +50,8 @@ const targetCount = Number(values.targets);
 const windowMs = Number(values.window) * 1000;
 const stallMs = Number(values['stall-ms']);
 const warmupMs = Number(values.warmup) * 1000;
-for (const [name, value] of Object.entries({ seconds, rate, connections, targets: targetCount, window: windowMs, 'stall-ms': stallMs })) {
+const snapshotAt = values['snapshot-at'] === '' ? [] : values['snapshot-at'].split(',').map((at) => Number(at) * 1000).sort((a, b) => a - b);
+for (const [name, value] of Object.entries({ seconds, rate, connections, targets: targetCount, window: windowMs, 'stall-ms': stallMs, 'snapshot-at': Math.min(...snapshotAt) })) {
   if (!(value > 0)) throw new Error(`--${name} must be a positive number`);
 }
 
@@ -80,15 +88,31 @@ const originUrl = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
 
 // ---- the service, in a process of its own ------------------------------------------------
 
-const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', new URL('./live-servers.ts', import.meta.url).pathname], {
+const nodeFlags = ['--disable-warning=ExperimentalWarning', ...(values.gc ? ['--expose-gc'] : [])];
+const child = spawn(process.execPath, [...nodeFlags, new URL('./live-servers.ts', import.meta.url).pathname], {
   env: { ...process.env, LINKPAGE_A_ORIGIN: originUrl },
   stdio: ['pipe', 'pipe', 'inherit'],
 });
-const firstLine = await new Promise<string>((resolve, reject) => {
-  createInterface({ input: child.stdout }).once('line', resolve);
-  child.once('exit', (code) => reject(new Error(`service exited with ${code}`)));
+const childLines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+const nextLine = async () => {
+  const line = await childLines.next();
+  if (line.done) throw new Error('the service closed its output');
+  return line.value;
+};
+child.once('exit', (code) => {
+  if (code !== 0 && code !== null) console.error(`service exited with ${code}`);
 });
-const info = JSON.parse(firstLine) as { service: string; key: string; dataDir: string };
+const info = JSON.parse(await nextLine()) as { service: string; key: string; dataDir: string };
+/** One command to the service and its one-line answer; one at a time (the caller awaits). */
+const ask = async <T>(command: string): Promise<T> => {
+  child.stdin.write(`${command}\n`);
+  return JSON.parse(await nextLine()) as T;
+};
+interface Memory {
+  rss: number;
+  heapUsed: number;
+  external: number;
+}
 const database = join(info.dataDir, 'service.db');
 
 const fileSize = (path: string) => {
@@ -167,7 +191,9 @@ const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
 console.log(
   `sustained live scrapes: ${rate} req/s open loop for ${seconds} s, ${targetCount} linkpage-a targets, ${connections} connections, /healthz every 500 ms; stall = latency > ${stallMs} ms`,
 );
-console.log('  window   count  errors   p50 ms   p99 ms   max ms  healthz max ms  in flight  RSS MiB  CPU %  WAL MiB  DB MiB');
+console.log(
+  `  window   count  errors   p50 ms   p99 ms   max ms  healthz max ms  in flight  RSS MiB  heap MiB  ext MiB  CPU %  WAL MiB  DB MiB${values.gc ? '   (heap after a full collection)' : ''}`,
+);
 
 const start = performance.now();
 let issued = 0;
@@ -184,6 +210,8 @@ const track = (promise: Promise<void>) => {
   void promise.finally(() => pending.delete(promise));
 };
 
+/** The window rows, printed in order: each waits for the service's memory figures. */
+let reporting = Promise.resolve();
 const report = () => {
   const now = performance.now();
   const done = current;
@@ -206,7 +234,9 @@ const report = () => {
   if (stalled && !warmingUp) stalls += 1;
   totalRequests += sorted.length;
   totalErrors += done.errors;
-  const cells = [
+  const rssNow = rss();
+  const cpuCell = cpuShare.toFixed(0).padStart(6);
+  const head = [
     `${Math.round((now - start) / 1000)} s`.padStart(8),
     String(sorted.length).padStart(7),
     String(done.errors).padStart(7),
@@ -215,13 +245,21 @@ const report = () => {
     max.toFixed(0).padStart(8),
     done.probeMax.toFixed(1).padStart(15),
     String(waiting.size).padStart(10),
-    mib(rss()).padStart(8),
-    cpuShare.toFixed(0).padStart(6),
-    mib(wal).padStart(8),
-    mib(fileSize(database)).padStart(7),
+    mib(rssNow).padStart(8),
   ];
-  console.log(`${cells.join(' ')}${stalled ? '  STALL' : ''}${warmingUp ? '  (warm-up, not judged)' : ''}`);
+  const tail = [cpuCell, mib(wal).padStart(8), mib(fileSize(database)).padStart(7)];
+  const flags = `${stalled ? '  STALL' : ''}${warmingUp ? '  (warm-up, not judged)' : ''}`;
   windowStart = now;
+  reporting = reporting.then(async () => {
+    const { memory } = await ask<{ memory: Memory }>('memory');
+    console.log(`${[...head, mib(memory.heapUsed).padStart(9), mib(memory.external).padStart(8), ...tail].join(' ')}${flags}`);
+  });
+};
+const snapshot = (at: number) => {
+  reporting = reporting.then(async () => {
+    const { snapshot: path } = await ask<{ snapshot: string }>('snapshot');
+    console.log(`  heap snapshot at ${Math.round(at / 1000)} s: ${join(process.cwd(), path)}`);
+  });
 };
 
 const endAt = start + seconds * 1000;
@@ -241,6 +279,7 @@ await new Promise<void>((resolve) => {
       probes += 1;
     }
     if (now - windowStart >= windowMs) report();
+    while (snapshotAt.length > 0 && now - start >= (snapshotAt[0] ?? Infinity)) snapshot(snapshotAt.shift() ?? 0);
     if (now >= endAt) {
       clearInterval(tick);
       resolve();
@@ -249,6 +288,7 @@ await new Promise<void>((resolve) => {
 });
 await Promise.all(pending);
 if (current.latencies.length > 0) report();
+await reporting;
 
 const probeSorted = probeLatencies.sort((a, b) => a - b);
 console.log(
