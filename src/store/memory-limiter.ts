@@ -95,14 +95,6 @@ export class InProcessRateLimiter implements RateLimiter {
   }
 
   async hit(key: string, limit: number, windowMs: number, now: number = Date.now()): Promise<RateDecision> {
-    return this.#decide(key, limit, windowMs, now, true);
-  }
-
-  async peek(key: string, limit: number, windowMs: number, now: number = Date.now()): Promise<RateDecision> {
-    return this.#decide(key, limit, windowMs, now, false);
-  }
-
-  #decide(key: string, limit: number, windowMs: number, now: number, count: boolean): RateDecision {
     checkArgs(limit, windowMs, now);
     this.#maybeSweep(now);
 
@@ -114,7 +106,7 @@ export class InProcessRateLimiter implements RateLimiter {
     }
     const used = log?.size ?? 0;
     const allowed = used < limit;
-    if (allowed && count) {
+    if (allowed) {
       if (!log) {
         log = new Log(limit, windowMs);
         this.#logs.set(key, log);

@@ -130,8 +130,6 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Counts one request against `key` if it is admitted under `limit` per `windowMs` (rolling). */
   hit(key: string, limit: number, windowMs: number, now?: number): Promise<RateDecision>;
-  /** The decision a hit would get, without counting anything. */
-  peek(key: string, limit: number, windowMs: number, now?: number): Promise<RateDecision>;
 }
 
 export interface Stores {
