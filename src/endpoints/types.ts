@@ -56,9 +56,9 @@ export interface ExtractContext {
   upstream: Upstream;
 }
 
-export interface ExtractResult {
+export interface ExtractResult<T = Record<string, unknown>> {
   /** The endpoint's `data` without `fetchedAt` and without `paging`. */
-  data: Record<string, unknown>;
+  data: T;
   /** Upstream position of the next page, or null at the end of a listing. */
   next?: UpstreamPosition | null;
 }
@@ -67,7 +67,7 @@ export interface ExtractResult {
  * Scrapes one target. Returns data or throws an `UpstreamOutcome`; it knows nothing of HTTP
  * status codes, credits or the cache.
  */
-export type Extractor = (request: ExtractRequest, context: ExtractContext) => Promise<ExtractResult>;
+export type Extractor<T = Record<string, unknown>> = (request: ExtractRequest, context: ExtractContext) => Promise<ExtractResult<T>>;
 
 export interface EndpointDeclaration {
   /** Stable identifier, e.g. `socialnet.profile.posts`; used in cache keys, cursors and metrics. */

@@ -10,18 +10,18 @@ import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { EndpointDeclaration } from '../../src/endpoints/types.ts';
-import {
-  linkpageAProfile,
-  linkpageBPage,
-  platformEndpoints,
-  shopfrontShop,
-  snapmsgProfile,
-  snapmsgSpotlightComments,
-} from '../../src/endpoints/platforms.ts';
+import { declared, endpointsOf } from '../support/endpoints.ts';
 import { normaliseSnapmsgUsername, parseSpotlightUrl } from '../../src/platforms/snapmsg/urls.ts';
 import { parseLinkpageAUrl } from '../../src/platforms/linkpage-a/urls.ts';
 import { parseLinkpageBUrl } from '../../src/platforms/linkpage-b/urls.ts';
 import { parseShopfrontUrl } from '../../src/platforms/shopfront/urls.ts';
+
+const linkpageAProfile = declared('linkpage-a.profile');
+const linkpageBPage = declared('linkpage-b.page');
+const shopfrontShop = declared('shopfront.shop');
+const snapmsgProfile = declared('snapmsg.profile');
+const snapmsgSpotlightComments = declared('snapmsg.spotlight.comments');
+const platformEndpoints = ['snapmsg', 'linkpage-a', 'linkpage-b', 'shopfront'].flatMap(endpointsOf);
 
 const addFormats = addFormatsModule.default;
 const ajv = new Ajv({ strict: false, allErrors: true });
@@ -194,7 +194,7 @@ test('the five declarations, in order, with their paging styles', () => {
   assert.deepEqual(shopfrontShop.paging, { param: 'pageToken', field: 'pageToken', flag: 'hasMore', end: '' });
   assert.equal(snapmsgProfile.paging, undefined);
   for (const endpoint of platformEndpoints) {
-    assert.equal(endpoint.extractor, undefined);
+    assert.equal(typeof endpoint.extractor, 'function');
     assert.equal(schemaOption(endpoint.query, 'additionalProperties'), true);
     assert.ok(!('cache_max_age' in endpoint.query.properties));
     assert.ok('fetchedAt' in endpoint.data.properties);

@@ -6,14 +6,14 @@ import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { EndpointDeclaration } from '../../src/endpoints/types.ts';
-import {
-  socialnetEndpoints,
-  socialnetPostCommentReplies,
-  socialnetProfile,
-  socialnetProfilePosts,
-  socialnetProfileReels,
-} from '../../src/endpoints/socialnet.ts';
+import { declared, endpointsOf } from '../support/endpoints.ts';
 import { isSocialnetId, parseSocialnetUrl } from '../../src/platforms/socialnet/urls.ts';
+
+const socialnetPostCommentReplies = declared('socialnet.post.comment.replies');
+const socialnetProfile = declared('socialnet.profile');
+const socialnetProfilePosts = declared('socialnet.profile.posts');
+const socialnetProfileReels = declared('socialnet.profile.reels');
+const socialnetEndpoints = endpointsOf('socialnet');
 
 const ajv = new Ajv({ strict: false, allErrors: true });
 // ajv-formats is CommonJS: under nodenext its callable plugin is the `default` property.
@@ -84,7 +84,7 @@ test('declarations: ids, paths, paging and key order', () => {
   );
   for (const endpoint of socialnetEndpoints) {
     assert.equal(endpoint.platform, 'socialnet');
-    assert.equal(endpoint.extractor, undefined);
+    assert.equal(typeof endpoint.extractor, 'function');
     assert.equal((endpoint.query as { additionalProperties?: unknown }).additionalProperties, true);
     assert.equal('cache_max_age' in endpoint.query.properties, false);
     assert.ok(endpoint.summary.length > 0 && endpoint.description.length > 0);

@@ -5,9 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { linkpageAProfile } from '../../src/endpoints/platforms.ts';
+import { declared, extractorOf } from '../support/endpoints.ts';
 import type { ExtractResult } from '../../src/endpoints/types.ts';
-import { linkpageAExtractors } from '../../src/platforms/linkpage-a/index.ts';
+
+const linkpageAProfile = declared('linkpage-a.profile');
 import { UpstreamOutcome, type OutcomeKind } from '../../src/upstream/outcomes.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../src/upstream/types.ts';
 import { Rng, scriptJson } from '../../sandbox/common.ts';
@@ -22,7 +23,7 @@ const NOT_FOUND_HTML = fixture('linkpage-a-not-found.html');
 const CHALLENGE_HTML = fixture('linkpage-a-challenge.html');
 const EXPECTED = JSON.parse(fixture('linkpage-a-expected-profile.json')) as { profile: Record<string, unknown> };
 
-const extract = linkpageAExtractors['linkpage-a.profile'];
+const extract = extractorOf('linkpage-a.profile');
 if (extract === undefined) throw new Error('no linkpage-a.profile extractor');
 
 // ------------------------------------------------------------------------------ fake upstream
@@ -666,7 +667,7 @@ test('user_id as a big integer is still a decimal string', async () => {
   assert.equal((await profileOf(pageOf(tree))).userId, '12345678901234567890');
 });
 
-test('the extractor is exported under its endpoint id, and a position is not needed', () => {
-  assert.deepEqual(Object.keys(linkpageAExtractors), ['linkpage-a.profile']);
+test('the endpoint is declared with its extractor, and a position is not needed', () => {
+  assert.equal(typeof linkpageAProfile.extractor, 'function');
   assert.equal(linkpageAProfile.paging, undefined);
 });

@@ -6,16 +6,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import { linkpageAProfile } from '../../src/endpoints/platforms.ts';
+import { declared, extractorOf } from '../support/endpoints.ts';
 import type { ExtractResult } from '../../src/endpoints/types.ts';
-import { linkpageAExtractors } from '../../src/platforms/linkpage-a/index.ts';
+
+const linkpageAProfile = declared('linkpage-a.profile');
 import { UpstreamOutcome, type OutcomeKind } from '../../src/upstream/outcomes.ts';
 import type { Upstream, UpstreamResponse } from '../../src/upstream/types.ts';
 import type { SandboxRequest } from '../../sandbox/common.ts';
 import { linkpageAModel, linkpageASandbox, viewsLabel, type LinkpageAModel } from '../../sandbox/platforms/linkpage-a.ts';
 
 const SEED = 'unit-seed';
-const extract = linkpageAExtractors['linkpage-a.profile'];
+const extract = extractorOf('linkpage-a.profile');
 if (extract === undefined) throw new Error('no linkpage-a.profile extractor');
 
 const ajv = new Ajv({ strict: false, allErrors: true });

@@ -8,17 +8,19 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { linkpageBPage } from '../../src/endpoints/platforms.ts';
+import { declared, extractorOf } from '../support/endpoints.ts';
 import type { ExtractContext, ExtractResult } from '../../src/endpoints/types.ts';
 import { isUpstreamOutcome, type OutcomeKind } from '../../src/upstream/outcomes.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../src/upstream/types.ts';
-import { findNextDataText, linkpageBExtractors } from '../../src/platforms/linkpage-b/index.ts';
+import { findNextDataText } from '../../src/platforms/linkpage-b/next-data.ts';
+
+const linkpageBPage = declared('linkpage-b.page');
 
 const FIXTURES = join(fileURLToPath(new URL('.', import.meta.url)), '../fixtures/upstream');
 const fixture = (file: string): string => readFileSync(join(FIXTURES, file), 'utf8');
 const expected = (file: string): { page: Record<string, unknown> } => JSON.parse(fixture(file));
 
-const extract = linkpageBExtractors['linkpage-b.page'];
+const extract = extractorOf('linkpage-b.page');
 assert.ok(extract, 'linkpage-b.page extractor is exported');
 
 type Json = Record<string, unknown>;

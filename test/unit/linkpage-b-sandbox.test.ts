@@ -6,11 +6,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { linkpageBPage } from '../../src/endpoints/platforms.ts';
+import { declared, extractorOf } from '../support/endpoints.ts';
 import type { ExtractContext } from '../../src/endpoints/types.ts';
 import { isUpstreamOutcome, UpstreamOutcome, type OutcomeKind } from '../../src/upstream/outcomes.ts';
 import type { Upstream, UpstreamResponse } from '../../src/upstream/types.ts';
-import { linkpageBExtractors, mapPage, pageState } from '../../src/platforms/linkpage-b/index.ts';
+import { mapPage, pageState } from '../../src/platforms/linkpage-b/page.ts';
+
+const linkpageBPage = declared('linkpage-b.page');
 import {
   LINKPAGE_B_CATALOGUE,
   linkpageBNextData,
@@ -38,7 +40,7 @@ const BROWSER: Record<string, string> = {
 };
 const PLATFORM_HOSTS = new Set(['linkpage-b.example', 'www.linkpage-b.example']);
 
-const extract = linkpageBExtractors['linkpage-b.page']!;
+const extract = extractorOf('linkpage-b.page');
 
 interface Served {
   path: string;

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { ExtractContext, UpstreamPosition } from '../../src/endpoints/types.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../src/upstream/types.ts';
 import { UpstreamOutcome, type OutcomeKind } from '../../src/upstream/outcomes.ts';
-import { shopfrontExtractors } from '../../src/platforms/shopfront/index.ts';
+import { extractorOf } from '../support/endpoints.ts';
 import { parseShopfrontUrl } from '../../src/platforms/shopfront/urls.ts';
 import { formatPrice } from '../../src/platforms/shopfront/read.ts';
 import { scanPage } from '../../src/platforms/shopfront/page.ts';
@@ -31,7 +31,7 @@ const TOKEN = 'eyJvIjozLCJzIjoiQUxMIiwidiI6MX0=';
 const FEED_PATH = '/shop/api/feed?storefrontId=sf1.storefront.A2K9QX7M3LZP1&scope=ALL&pageToken=eyJvIjozLCJzIjoiQUxMIiwidiI6MX0%3D';
 const INPUT_URL = 'https://shopfront.example/shop/MarisolCooks/list/3VG86HFNQ71G1?ref_=sf_share';
 
-const extract = shopfrontExtractors['shopfront.shop']!;
+const extract = extractorOf('shopfront.shop');
 
 // ------------------------------------------------------------------ fake upstream
 

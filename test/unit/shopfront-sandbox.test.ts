@@ -9,8 +9,9 @@ import addFormatsModule from 'ajv-formats';
 import type { ExtractContext, UpstreamPosition } from '../../src/endpoints/types.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../src/upstream/types.ts';
 import { UpstreamOutcome, type OutcomeKind } from '../../src/upstream/outcomes.ts';
-import { shopfrontShop } from '../../src/endpoints/platforms.ts';
-import { shopfrontExtractors } from '../../src/platforms/shopfront/index.ts';
+import { declared, extractorOf } from '../support/endpoints.ts';
+
+const shopfrontShop = declared('shopfront.shop');
 import { scanPage } from '../../src/platforms/shopfront/page.ts';
 import type { SandboxRequest, SandboxResponse } from '../../sandbox/common.ts';
 import { generatePost, generateStorefront, shopfrontSandbox } from '../../sandbox/platforms/shopfront.ts';
@@ -21,7 +22,7 @@ addFormats(ajv);
 const validate = ajv.compile(shopfrontShop.data);
 
 const SEED = 'shopfront-test';
-const extract = shopfrontExtractors['shopfront.shop']!;
+const extract = extractorOf('shopfront.shop');
 
 const BROWSER = {
   'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExtractContext, ExtractResult, UpstreamPosition } from '../../src/endpoints/types.ts';
-import { snapmsgExtractors } from '../../src/platforms/snapmsg/index.ts';
+import { extractorOf } from '../support/endpoints.ts';
 import { UpstreamOutcome, type OutcomeKind } from '../../src/upstream/outcomes.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../src/upstream/types.ts';
 
@@ -14,8 +14,8 @@ const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'upstream');
 const fixture = (name: string): string => readFileSync(join(FIXTURES, name), 'utf8');
 const fixtureJson = <T = Record<string, unknown>>(name: string): T => JSON.parse(fixture(name)) as T;
 
-const profileExtractor = snapmsgExtractors['snapmsg.profile']!;
-const commentsExtractor = snapmsgExtractors['snapmsg.spotlight.comments']!;
+const profileExtractor = extractorOf('snapmsg.profile');
+const commentsExtractor = extractorOf('snapmsg.spotlight.comments');
 
 const SPOTLIGHT_ID = 'Qk3_vT8mZp2LwN5aYc1RdH7sJx0EuGf4KbViOq6yXn9MtW2zAeB8lC3oPr5UgA';
 const SPOTLIGHT_URL = `https://www.snapmsg.example/spotlight/${SPOTLIGHT_ID}`;

@@ -8,8 +8,10 @@ import assert from 'node:assert/strict';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { EndpointDeclaration, ExtractContext, ExtractResult, UpstreamPosition } from '../../src/endpoints/types.ts';
-import { snapmsgProfile, snapmsgSpotlightComments } from '../../src/endpoints/platforms.ts';
-import { snapmsgExtractors } from '../../src/platforms/snapmsg/index.ts';
+import { declared, extractorOf } from '../support/endpoints.ts';
+
+const snapmsgProfile = declared('snapmsg.profile');
+const snapmsgSpotlightComments = declared('snapmsg.spotlight.comments');
 import { UpstreamOutcome, type OutcomeKind } from '../../src/upstream/outcomes.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../src/upstream/types.ts';
 import { snapmsgSandbox, snapmsgSandboxData } from '../../sandbox/platforms/snapmsg.ts';
@@ -103,7 +105,7 @@ async function extract(id: 'snapmsg.profile' | 'snapmsg.spotlight.comments', par
     log: { debug: silent, info: silent, warn: silent, error: silent },
     upstream: c.upstream,
   };
-  return snapmsgExtractors[id]!({ params, position }, context);
+  return extractorOf(id)({ params, position }, context);
 }
 
 /** Validates `result` as the endpoint's `data`, with `fetchedAt` and (for comments) `paging` added as the core would. */

@@ -9,17 +9,17 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { Parser } from 'htmlparser2';
-import type { ExtractContext, ExtractResult, Extractor, UpstreamPosition } from '../../src/endpoints/types.ts';
+import type { ExtractContext, ExtractResult, UpstreamPosition } from '../../src/endpoints/types.ts';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../src/upstream/types.ts';
 import { UpstreamOutcome, type OutcomeKind } from '../../src/upstream/outcomes.ts';
-import { socialnetEndpoints } from '../../src/endpoints/socialnet.ts';
+import { endpointsOf } from '../support/endpoints.ts';
 import {
   MemorySessionStore,
   createSocialnetExtractors,
   socialnetExtractors,
-  type SessionStore,
-  type SocialnetSession,
-} from '../../src/platforms/socialnet/index.ts';
+  type SocialnetExtractors,
+} from '../../src/platforms/socialnet/extract.ts';
+import type { SessionStore, SocialnetSession } from '../../src/platforms/socialnet/session.ts';
 import { decodeHtml, readBlocks, scanPage } from '../../src/platforms/socialnet/html.ts';
 import { pagePath } from '../../src/platforms/socialnet/pages.ts';
 import { graphqlRequest, RELAY_PROVIDER_FLAGS, stripPrefix } from '../../src/platforms/socialnet/graphql.ts';
@@ -317,22 +317,20 @@ function contract(options: ContractOptions = {}): Handler {
   };
 }
 
-type Extractors = Record<string, Extractor>;
+type Extractors = SocialnetExtractors;
+const socialnetEndpoints = endpointsOf('socialnet');
 
-const run = (extractors: Extractors, id: string, params: Record<string, string>, position: UpstreamPosition | null, upstream: Upstream): Promise<ExtractResult> => {
-  const extractor = extractors[id];
-  assert.ok(extractor, `extractor ${id}`);
-  return extractor({ params, position }, contextFor(upstream));
-};
+const run = (extractors: Extractors, name: keyof Extractors, params: Record<string, string>, position: UpstreamPosition | null, upstream: Upstream): Promise<ExtractResult> =>
+  extractors[name]({ params, position }, contextFor(upstream));
 
 const posts = (ex: Extractors, params: Record<string, string>, position: UpstreamPosition | null, upstream: Upstream) =>
-  run(ex, 'socialnet.profile.posts', params, position, upstream);
+  run(ex, 'posts', params, position, upstream);
 const reels = (ex: Extractors, position: UpstreamPosition | null, upstream: Upstream, url = HARBOR_URL) =>
-  run(ex, 'socialnet.profile.reels', { url }, position, upstream);
+  run(ex, 'reels', { url }, position, upstream);
 const replies = (ex: Extractors, position: UpstreamPosition | null, upstream: Upstream, params = { feedbackId: FEEDBACK_ID, expansionToken: EXPANSION_TOKEN }) =>
-  run(ex, 'socialnet.post.comment.replies', params, position, upstream);
+  run(ex, 'replies', params, position, upstream);
 const profile = (ex: Extractors, upstream: Upstream, switches: { businessHours?: string; allowGated?: string; url?: string } = {}) =>
-  run(ex, 'socialnet.profile', { url: switches.url ?? HARBOR_URL, businessHours: switches.businessHours ?? 'true', allowGated: switches.allowGated ?? 'true' }, null, upstream);
+  run(ex, 'profile', { url: switches.url ?? HARBOR_URL, businessHours: switches.businessHours ?? 'true', allowGated: switches.allowGated ?? 'true' }, null, upstream);
 
 /** Asserts that `promise` rejects with an UpstreamOutcome of `kind` whose message matches `message`. */
 async function rejectsWith(promise: Promise<unknown>, kind: OutcomeKind, message?: RegExp): Promise<UpstreamOutcome> {
@@ -541,8 +539,9 @@ describe('contract examples', () => {
     assertSchema('socialnet.profile', result);
   });
 
-  test('the default instance exports the four endpoint ids', () => {
-    assert.deepEqual(Object.keys(socialnetExtractors).sort(), socialnetEndpoints.map((endpoint) => endpoint.id).sort());
+  test('the default instance has the four extractors, and every endpoint is declared with one', () => {
+    assert.deepEqual(Object.keys(socialnetExtractors).sort(), ['posts', 'profile', 'reels', 'replies']);
+    assert.deepEqual(socialnetEndpoints.map((endpoint) => typeof endpoint.extractor), ['function', 'function', 'function', 'function']);
   });
 });
 

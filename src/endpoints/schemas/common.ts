@@ -50,3 +50,11 @@ export const BooleanParam = (description: string, defaultValue: boolean) =>
 /** Reads a validated boolean switch, applying its default. */
 export const readBoolean = (value: string | undefined, defaultValue: boolean): boolean =>
   value === undefined ? defaultValue : value === 'true' || value === '1';
+
+// ---- short names for the data schemas' leaves ----
+
+export const Str = Type.String;
+export const Int = Type.Integer;
+export const Bool = Type.Boolean;
+/** A string or null. */
+export const NStr = () => Nullable(Type.String());

@@ -1,7 +1,5 @@
-// shopfront: creator storefronts (upstream/shopfront.md). Extractors keyed by endpoint id.
-import type { Extractor } from '../../endpoints/types.ts';
-import { extractShop } from './extract.ts';
+// shopfront: creator storefronts (README.md).
+import { definePlatform } from '../../endpoints/define.ts';
+import { description, shopfrontShop } from './endpoints.ts';
 
-export const shopfrontExtractors: Record<string, Extractor> = {
-  'shopfront.shop': extractShop,
-};
+export const shopfront = definePlatform({ id: 'shopfront', description, endpoints: [shopfrontShop] });

@@ -1,8 +1,7 @@
-// Declarations of the four socialnet endpoints (api-spec.md 4.1, 4.3, 4.4, 4.6). The data
-// schemas follow the mapping tables of upstream/socialnet.md field by field: a field is
-// Nullable exactly where the chapter lets it be null. Extractors are attached later.
+// The socialnet endpoints: query, data schema and extractor of each.
 import { Type } from 'typebox';
-import type { EndpointDeclaration, NormaliseResult, RawQuery, TargetParams, ValidationDetail } from './types.ts';
+import { endpoint } from '../../endpoints/define.ts';
+import type { NormaliseResult, RawQuery, TargetParams, ValidationDetail } from '../../endpoints/types.ts';
 import {
   BooleanParam,
   DateTime,
@@ -14,13 +13,14 @@ import {
   UrlParam,
   Url,
   readBoolean,
-} from './schemas/common.ts';
-import { PAGE_ID_MESSAGE, isSocialnetId, parseSocialnetUrl } from '../platforms/socialnet/urls.ts';
+} from '../../endpoints/schemas/common.ts';
+import { PAGE_ID_MESSAGE, isSocialnetId, parseSocialnetUrl } from './urls.ts';
+import { socialnetExtractors } from './extract.ts';
 
 // ---------------------------------------------------------------- shared pieces
 
 /** The OpenAPI tag's description of every socialnet endpoint. */
-const SOCIALNET =
+export const description =
   'socialnet, a large social network: the timeline posts, reels and page information of public profiles and ' +
   'pages, and the replies to comments on their posts, as a logged-out visitor sees them.';
 
@@ -348,11 +348,8 @@ const URL_DESCRIPTION =
   'Public profile or page URL on www.socialnet.example (also socialnet.example, m., web.): ' +
   '`/{vanity}`, `/{vanity}/{tab}`, `/profile.php?id={id}` or `/people/{Name}/{id}`.';
 
-export const socialnetProfilePosts: EndpointDeclaration = {
-  id: 'socialnet.profile.posts',
-  path: '/v1/socialnet/profile/posts',
-  platform: 'socialnet',
-  platformDescription: SOCIALNET,
+export const socialnetProfilePosts = endpoint({
+  name: 'profile.posts',
   summary: 'Timeline posts of a public socialnet profile or page',
   description:
     'Returns the newest public timeline posts of a profile or page as seen logged out, newest first, ' +
@@ -380,13 +377,11 @@ export const socialnetProfilePosts: EndpointDeclaration = {
   paging: CURSOR_PAGING,
   normalise: normalisePosts,
   exampleQuery: { url: 'https://www.socialnet.example/harborbistro' },
-};
+  extract: socialnetExtractors.posts as never,
+});
 
-export const socialnetProfileReels: EndpointDeclaration = {
-  id: 'socialnet.profile.reels',
-  path: '/v1/socialnet/profile/reels',
-  platform: 'socialnet',
-  platformDescription: SOCIALNET,
+export const socialnetProfileReels = endpoint({
+  name: 'profile.reels',
   summary: "Reels from a public socialnet page's reels tab",
   description:
     "Returns the reels of a public profile or page, newest first: the first page is the reels tab's " +
@@ -411,13 +406,11 @@ export const socialnetProfileReels: EndpointDeclaration = {
   paging: CURSOR_PAGING,
   normalise: normaliseReels,
   exampleQuery: { url: 'https://www.socialnet.example/harborbistro' },
-};
+  extract: socialnetExtractors.reels as never,
+});
 
-export const socialnetPostCommentReplies: EndpointDeclaration = {
-  id: 'socialnet.post.comment.replies',
-  path: '/v1/socialnet/post/comment/replies',
-  platform: 'socialnet',
-  platformDescription: SOCIALNET,
+export const socialnetPostCommentReplies = endpoint({
+  name: 'post.comment.replies',
   summary: 'Replies to a comment on a public socialnet post or reel',
   description:
     "Returns the replies to one comment, oldest first, with the comment's total reply count. " +
@@ -448,13 +441,11 @@ export const socialnetPostCommentReplies: EndpointDeclaration = {
     feedbackId: 'ZmVlZGJhY2s6MTA5MjM0NTY3ODkwMTIzNF84ODIyMDE0NTc3MzE5MDQ=',
     expansionToken: 'MTpjb21tZW50OjE64iKXRAof8p6rehmbW8ENzv28V90PETgWc4Sbu85M',
   },
-};
+  extract: socialnetExtractors.replies as never,
+});
 
-export const socialnetProfile: EndpointDeclaration = {
-  id: 'socialnet.profile',
-  path: '/v1/socialnet/profile',
-  platform: 'socialnet',
-  platformDescription: SOCIALNET,
+export const socialnetProfile = endpoint({
+  name: 'profile',
   summary: 'Public socialnet page or profile information',
   description:
     "Returns a profile's or page's information from its about tab: names, pictures, follower and like " +
@@ -484,11 +475,5 @@ export const socialnetProfile: EndpointDeclaration = {
   switches: ['businessHours', 'allowGated'],
   normalise: normaliseProfile,
   exampleQuery: { url: 'https://www.socialnet.example/harborbistro' },
-};
-
-export const socialnetEndpoints: EndpointDeclaration[] = [
-  socialnetProfilePosts,
-  socialnetPostCommentReplies,
-  socialnetProfileReels,
-  socialnetProfile,
-];
+  extract: socialnetExtractors.profile as never,
+});

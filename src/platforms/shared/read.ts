@@ -1,0 +1,239 @@
+// The one reader every platform's mapping uses to take values out of upstream JSON.
+//
+// A mapping reads one API field per line: a path below a node and a converter, in one of three
+// ways, which are the three absent-data rules of the contract:
+//
+//   id:       post.get('id', string),                  // required: absent ⇒ the page is unrecognised
+//   caption:  post.orNull('message.text', string),     // absent ⇒ null
+//   likes:    post.orEmpty('reactions.count', integer), // absent ⇒ the converter's empty default (0)
+//
+// "Absent" means the path leads nowhere, or to JSON null (and, for converters that say so, to a
+// blank value such as `""`). A value that is present but of the wrong kind is never absent: it
+// ends the request as unrecognised, with the exact path, whichever rule the line uses.
+//
+// Paths are dotted (`a.b.0.c`; a step of digits indexes an array) or, for keys that hold a dot,
+// an array of steps. Only own properties count: `toString` or `__proto__` in a path never reaches
+// an object's prototype.
+
+/** A page whose data is not where, or not what, the platform's README says. */
+export class UnrecognisedData extends Error {
+  /** Where the value should have been, e.g. `timeline.edges[2].node.id`. */
+  readonly path: string;
+
+  constructor(path: string, problem: string) {
+    super(`${path}: ${problem}`);
+    this.name = 'UnrecognisedData';
+    this.path = path;
+  }
+}
+
+/** Turns one JSON value into what an API field holds. */
+export interface Converter<T> {
+  /** What the mapping expects, for error messages: `a string`, `an integer`. */
+  readonly expected: string;
+  /** The converted value, or undefined when `value` is not of this kind. */
+  readonly from: (value: unknown) => T | undefined;
+  /** The contract's empty default for this kind (`""`, `0`, `false`, `[]`), used by `orEmpty`. */
+  readonly empty?: T;
+  /** Present values that count as absent (e.g. `""` for `text`). */
+  readonly isBlank?: (value: unknown) => boolean;
+}
+
+export type Path = string | readonly (string | number)[];
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+function stepsOf(path: Path): readonly (string | number)[] {
+  if (typeof path !== 'string') return path;
+  return path === '' ? [] : path.split('.').map((step) => (/^[0-9]+$/.test(step) ? Number(step) : step));
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return value === '' ? 'an empty string' : 'a string';
+  return `${typeof value === 'number' && !Number.isInteger(value) ? 'a non-integer ' : 'a '}${typeof value}`;
+}
+
+/** A JSON value and where it sits on the page, e.g. `timeline.edges[2].node`. */
+export class Node {
+  readonly value: unknown;
+  readonly path: string;
+
+  constructor(value: unknown, path: string) {
+    this.value = value;
+    this.path = path;
+  }
+
+  /** The node at `path` below this one; its value is undefined when the path leads nowhere. */
+  at(path: Path): Node {
+    let value: unknown = this.value;
+    let where = this.path;
+    for (const step of stepsOf(path)) {
+      if (typeof step === 'number') {
+        value = Array.isArray(value) ? value[step] : isObject(value) && Object.hasOwn(value, step) ? value[step] : undefined;
+        where += `[${step}]`;
+      } else {
+        value = isObject(value) && Object.hasOwn(value, step) ? value[step] : undefined;
+        where += where === '' ? step : `.${step}`;
+      }
+    }
+    return new Node(value, where);
+  }
+
+  /** True when `path` holds a value other than JSON null. */
+  has(path: Path): boolean {
+    const { value } = this.at(path);
+    return value !== undefined && value !== null;
+  }
+
+  /** A required value: absent or of the wrong kind ⇒ unrecognised. */
+  get<T>(path: Path, convert: Converter<T>): T {
+    const found = this.at(path);
+    if (isAbsent(found.value, convert)) throw found.#wrong(convert.expected);
+    return found.#convert(convert);
+  }
+
+  /** The value, or null when absent. */
+  orNull<T>(path: Path, convert: Converter<T>): T | null {
+    const found = this.at(path);
+    return isAbsent(found.value, convert) ? null : found.#convert(convert);
+  }
+
+  /** The value, or the converter's empty default (`""`, `0`, `false`, `[]`) when absent. */
+  orEmpty<T>(path: Path, convert: Converter<T> & { readonly empty: T }): T {
+    const found = this.at(path);
+    return isAbsent(found.value, convert) ? convert.empty : found.#convert(convert);
+  }
+
+  /** A required JSON object. */
+  node(path: Path): Node {
+    const found = this.at(path);
+    if (!isObject(found.value)) throw found.#wrong('an object');
+    return found;
+  }
+
+  /** A JSON object, or null when absent. */
+  nodeOrNull(path: Path): Node | null {
+    const found = this.at(path);
+    if (found.value === undefined || found.value === null) return null;
+    if (!isObject(found.value)) throw found.#wrong('an object');
+    return found;
+  }
+
+  /** A required array, one node per element. */
+  list(path: Path): Node[] {
+    const found = this.at(path);
+    if (!Array.isArray(found.value)) throw found.#wrong('an array');
+    return found.value.map((value, index) => new Node(value, `${found.path}[${index}]`));
+  }
+
+  /** An array, or `[]` when absent. */
+  listOrEmpty(path: Path): Node[] {
+    const found = this.at(path);
+    return found.value === undefined || found.value === null ? [] : this.list(path);
+  }
+
+  /** A required array or null when absent: for fields where an absent list is null, not `[]`. */
+  listOrNull(path: Path): Node[] | null {
+    const found = this.at(path);
+    return found.value === undefined || found.value === null ? null : this.list(path);
+  }
+
+  /** An error naming this node's path: the page is not what the platform's README says. */
+  unrecognised(problem: string): UnrecognisedData {
+    return new UnrecognisedData(this.path === '' ? '(root)' : this.path, problem);
+  }
+
+  #convert<T>(convert: Converter<T>): T {
+    const converted = convert.from(this.value);
+    if (converted === undefined) throw this.#wrong(convert.expected);
+    return converted;
+  }
+
+  #wrong(expected: string): UnrecognisedData {
+    return this.unrecognised(`expected ${expected}, found ${describe(this.value)}`);
+  }
+}
+
+const isAbsent = (value: unknown, convert: Converter<unknown>): boolean =>
+  value === undefined || value === null || (convert.isBlank?.(value) ?? false);
+
+/** The root of a JSON document, named for error messages (`timeline preloader`, `__NEXT_DATA__`). */
+export const root = (value: unknown, name: string): Node => new Node(value, name);
+
+// ---------------------------------------------------------------- converters
+
+/** A converter from its parts. */
+export function converter<T>(expected: string, from: (value: unknown) => T | undefined, empty: T): Converter<T> & { readonly empty: T };
+export function converter<T>(expected: string, from: (value: unknown) => T | undefined): Converter<T>;
+export function converter<T>(expected: string, from: (value: unknown) => T | undefined, empty?: T): Converter<T> {
+  return empty === undefined ? { expected, from } : { expected, from, empty };
+}
+
+/** A string, copied unchanged (`""` included). Empty default `""`. */
+export const string = converter('a string', (value) => (typeof value === 'string' ? value : undefined), '');
+
+/** A string where `""` counts as absent: `orNull` gives null for it. */
+export const text: Converter<string> & { readonly empty: string } = { ...string, expected: 'a non-empty string', isBlank: (value) => value === '' };
+
+/** A safe JSON integer. Empty default `0`. */
+export const integer = converter('an integer', (value) => (typeof value === 'number' && Number.isSafeInteger(value) ? value : undefined), 0);
+
+/** A finite JSON number. Empty default `0`. */
+export const number = converter('a number', (value) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined), 0);
+
+/** A JSON boolean. Empty default `false`. */
+export const boolean = converter('a boolean', (value) => (typeof value === 'boolean' ? value : undefined), false);
+
+/** Any JSON value that is `true` counts as true; anything else, absent included, as false. */
+export const isTrue = converter('anything', (value) => value === true, false);
+
+/** An id: a non-empty string, or a safe integer written as its decimal string. */
+export const id = converter(
+  'a string or integer id',
+  (value) => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : undefined),
+  '',
+);
+
+/** An absolute http(s) URL, copied unchanged. Empty default `""`. */
+export const url = converter('an absolute http(s) URL', (value) => (typeof value === 'string' && /^https?:\/\/[^/?#\s]/i.test(value) ? value : undefined), '');
+
+/** An ISO 8601 UTC time with milliseconds from a `Date`, or undefined for an invalid one. */
+const iso = (date: Date): string | undefined => (Number.isNaN(date.getTime()) ? undefined : date.toISOString());
+
+/** Epoch seconds (a JSON number) as ISO 8601 UTC with milliseconds. */
+export const isoFromSeconds = converter('epoch seconds', (value) => (typeof value === 'number' && Number.isFinite(value) ? iso(new Date(value * 1000)) : undefined));
+
+/** Epoch milliseconds (a JSON integer) as ISO 8601 UTC with milliseconds. */
+export const isoFromMillis = converter('epoch milliseconds', (value) => (typeof value === 'number' && Number.isSafeInteger(value) ? iso(new Date(value)) : undefined));
+
+/** A date-time string with an explicit offset or `Z`, rewritten as ISO 8601 UTC with milliseconds. */
+export const isoFromString = converter(
+  'a date-time string',
+  (value) => (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(value) ? iso(new Date(value)) : undefined),
+);
+
+/** An array whose every element `each` converts. Empty default `[]`. */
+export const arrayOf = <T>(each: Converter<T>): Converter<T[]> =>
+  converter<T[]>(
+    `an array of ${each.expected.replace(/^an? /, '')}s`,
+    (value) => {
+      if (!Array.isArray(value)) return undefined;
+      const converted: T[] = [];
+      for (const element of value) {
+        const one = each.from(element);
+        if (one === undefined) return undefined;
+        converted.push(one);
+      }
+      return converted;
+    },
+    [],
+  );
+
+/** One of a fixed set of strings. */
+export const oneOf = <const V extends string>(values: readonly V[], empty: V): Converter<V> =>
+  converter(`one of ${values.map((value) => JSON.stringify(value)).join(', ')}`, (value) => (values.includes(value as V) ? (value as V) : undefined), empty);
