@@ -218,7 +218,7 @@ export const isoFromString = converter(
 );
 
 /** An array whose every element `each` converts. Empty default `[]`. */
-export const arrayOf = <T>(each: Converter<T>): Converter<T[]> =>
+export const arrayOf = <T>(each: Converter<T>): Converter<T[]> & { readonly empty: T[] } =>
   converter<T[]>(
     `an array of ${each.expected.replace(/^an? /, '')}s`,
     (value) => {
@@ -235,5 +235,5 @@ export const arrayOf = <T>(each: Converter<T>): Converter<T[]> =>
   );
 
 /** One of a fixed set of strings. */
-export const oneOf = <const V extends string>(values: readonly V[], empty: V): Converter<V> =>
+export const oneOf = <const V extends string>(values: readonly V[], empty: V): Converter<V> & { readonly empty: V } =>
   converter(`one of ${values.map((value) => JSON.stringify(value)).join(', ')}`, (value) => (values.includes(value as V) ? (value as V) : undefined), empty);
