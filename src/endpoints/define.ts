@@ -59,7 +59,7 @@ export function definePlatform(platform: {
         try {
           return await extract(request, context);
         } catch (error) {
-          if (error instanceof UnrecognisedData) throw new UpstreamOutcome('unrecognised', platform.id, error.message, { cause: error });
+          if (error instanceof UnrecognisedData) throw new UpstreamOutcome('unrecognised', platform.id, `${platform.id} page not recognised: ${error.message}`, { cause: error });
           throw error;
         }
       },

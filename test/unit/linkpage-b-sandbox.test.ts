@@ -10,7 +10,7 @@ import { declared, extractorOf } from '../support/endpoints.ts';
 import type { ExtractContext } from '../../src/endpoints/types.ts';
 import { isUpstreamOutcome, UpstreamOutcome, type OutcomeKind } from '../../src/upstream/outcomes.ts';
 import type { Upstream, UpstreamResponse } from '../../src/upstream/types.ts';
-import { mapPage, pageState } from '../../src/platforms/linkpage-b/page.ts';
+import { mapPage, pageState } from '../../src/platforms/linkpage-b/mapping.ts';
 
 const linkpageBPage = declared('linkpage-b.page');
 import {
@@ -192,7 +192,7 @@ test('page accounts: the extractor output validates and reflects the generated d
       // Colours are copied as served: a variant may serve them in lower case.
       if (variantOf(SEED, username).colours === 'lower') {
         want.theme = Object.fromEntries(
-          Object.entries(want.theme).map(([key, value]) => [key, /^#[0-9A-F]{6}$/.test(value) ? value.toLowerCase() : value]),
+          Object.entries(want.theme as Record<string, string>).map(([key, value]) => [key, /^#[0-9A-F]{6}$/.test(value) ? value.toLowerCase() : value]),
         ) as typeof want.theme;
       }
       assert.deepEqual(page, want, username);

@@ -1,21 +1,17 @@
-// linkpage-b extractors (upstream/linkpage-b.md). One endpoint, `linkpage-b.page`: one HTML
-// page, no pagination.
-import type { ExtractContext, Extractor, ExtractRequest, ExtractResult } from '../../endpoints/types.ts';
+// The linkpage-b extractor (README.md): one endpoint, `linkpage-b.page`, one HTML page, no
+// pagination.
+import type { ExtractContext, Extractor, ExtractRequest } from '../../endpoints/types.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
 import { fetchAndRead } from '../../upstream/read.ts';
 import type { UpstreamResponse } from '../../upstream/types.ts';
-import { readNextData } from './next-data.ts';
-import { mapPage, pageState } from './page.ts';
-import { PLATFORM, unrecognised } from './read.ts';
-import { isBlockPath, pageRequest } from './request.ts';
-import { parseLinkpageBUrl } from './urls.ts';
-
-export { mapPage, pageState, mapLink } from './page.ts';
-export type { LinkpageBPage, LinkpageBLink } from './page.ts';
-export { readNextData, findNextDataText } from './next-data.ts';
-export { pageRequest } from './request.ts';
+import { mapPage, pageState } from './mapping.ts';
+import { readNextData } from './page.ts';
+import { isBlockPath, pageRequest } from './requests.ts';
+import type { LinkpageBPage } from './schema.ts';
+import { PLATFORM, parseLinkpageBUrl } from './urls.ts';
 
 const outcome = (kind: UpstreamOutcome['kind'], message: string) => new UpstreamOutcome(kind, PLATFORM, message);
+const unrecognised = (what: string) => outcome('unrecognised', `linkpage-b page not recognised: ${what}`);
 
 /** The username a canonical target URL names (the endpoint's `normalise` produced it). */
 function usernameOf(params: ExtractRequest['params']): string {
@@ -25,8 +21,8 @@ function usernameOf(params: ExtractRequest['params']): string {
 }
 
 /**
- * Classifies an answer that is not a page to map (sections 7 and 8). Returns normally only for
- * a `200` with a non-empty body.
+ * Classifies an answer that is not a page to map (README.md, "Signals"); the upstream client has
+ * already dealt with 429, 5xx and transport failures. Returns normally only for a `200`.
  */
 function judgeStatus(response: UpstreamResponse, requested: string): void {
   const { status } = response;
@@ -43,16 +39,11 @@ function judgeStatus(response: UpstreamResponse, requested: string): void {
     throw unrecognised(`unexpected redirect (HTTP ${status}) of ${requested} to "${location}"`);
   }
   if (status === 404 || status === 410) throw outcome('not_found', `linkpage-b has no page at ${requested} (HTTP ${status})`);
-  if (status === 403 || status === 429) throw outcome('blocked', `linkpage-b refused ${requested} (HTTP ${status})`);
-  if (status >= 500) throw outcome('transient', `linkpage-b answered HTTP ${status} for ${requested}`);
+  if (status === 403) throw outcome('blocked', `linkpage-b refused ${requested} (HTTP ${status})`);
   if (status !== 200) throw unrecognised(`unexpected HTTP ${status} for ${requested}`);
 }
 
-/**
- * Fetches the page, its status judged inside the client's retry loop: the client retries
- * transient failures (an empty `200` included), and so a transient answer `judgeStatus` finds
- * is asked again too.
- */
+/** Fetches the page, its status judged inside the client's retry loop. */
 function fetchPage(username: string, context: ExtractContext): Promise<UpstreamResponse> {
   const request = pageRequest(username);
   return fetchAndRead(context.upstream, request, (response) => {
@@ -62,7 +53,7 @@ function fetchPage(username: string, context: ExtractContext): Promise<UpstreamR
 }
 
 /** `GET /v1/linkpage-b/page`: one page, no pagination (`next` is always null). */
-export const extractPage: Extractor = async (request, context): Promise<ExtractResult> => {
+export const extractPage: Extractor<{ page: LinkpageBPage }> = async (request, context) => {
   const username = usernameOf(request.params);
   const response = await fetchPage(username, context);
   const nextData = readNextData(response.body);
@@ -71,4 +62,3 @@ export const extractPage: Extractor = async (request, context): Promise<ExtractR
   if (state.kind === 'not_found') throw outcome('not_found', `linkpage-b has no active page "${username}" (${state.why})`);
   return { data: { page: mapPage(state.PP) }, next: null };
 };
-

@@ -1,5 +1,6 @@
 // linkpage-b: link-in-bio pages (README.md).
 import { definePlatform } from '../../endpoints/define.ts';
 import { description, linkpageBPage } from './endpoints.ts';
+import { PLATFORM } from './urls.ts';
 
-export const linkpageB = definePlatform({ id: 'linkpage-b', description, endpoints: [linkpageBPage] });
+export const linkpageB = definePlatform({ id: PLATFORM, description, endpoints: [linkpageBPage] });

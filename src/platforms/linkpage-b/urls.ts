@@ -1,5 +1,8 @@
-// linkpage-b input URL (upstream/linkpage-b.md section 2). Pure functions: no I/O.
+// Who the platform is, and the page URLs it accepts (README.md, "URLs"). Pure functions: no I/O.
 import { checkPlatformUrl, type PlatformHosts } from '../shared/url.ts';
+
+/** The platform's id: the first segment of its endpoint ids and paths. */
+export const PLATFORM = 'linkpage-b';
 
 export const LINKPAGE_B_HOSTS: PlatformHosts = {
   canonical: 'linkpage-b.example',

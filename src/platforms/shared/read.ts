@@ -109,6 +109,11 @@ export class Node {
     return isAbsent(found.value, convert) ? convert.empty : found.#convert(convert);
   }
 
+  /** True when `path` holds a JSON object (not null, not an array). */
+  holdsObject(path: Path): boolean {
+    return isObject(this.at(path).value);
+  }
+
   /** A required JSON object. */
   node(path: Path): Node {
     const found = this.at(path);

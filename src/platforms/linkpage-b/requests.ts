@@ -1,7 +1,7 @@
-// The one upstream request of linkpage-b (upstream/linkpage-b.md section 3): `GET /{username}`,
-// lower-cased, as a browser navigation (the client adds the page headers of README.md: a
-// `Mozilla/5.0` User-Agent, Accept text/html, Accept-Language, Sec-Fetch-*). No query string,
-// no cookie, no extra header.
+// The one upstream request of linkpage-b (README.md, "Requests"): `GET /{username}`, lower-cased,
+// as a browser navigation (the upstream client adds a browser's page headers: a `Mozilla/5.0`
+// User-Agent, Accept text/html, Accept-Language, Sec-Fetch-*). No query string, no cookie, no
+// extra header.
 import type { UpstreamRequest } from '../../upstream/types.ts';
 
 export const pageRequest = (username: string): UpstreamRequest => ({
@@ -11,7 +11,7 @@ export const pageRequest = (username: string): UpstreamRequest => ({
 });
 
 /**
- * Paths that mean a block (section 8): the login page, or any `/challenge…` page. Takes a path
+ * Paths that mean a block (README.md, "Signals"): the login page, or any `/challenge…` page. Takes a path
  * or an absolute URL (a `Location`).
  */
 export const isBlockPath = (path: string): boolean => {
