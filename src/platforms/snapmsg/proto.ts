@@ -3,7 +3,6 @@
 // read through a `Src`, which remembers where it came from, so that a missing or mistyped
 // datum ends the extraction as an unrecognised page naming the exact path.
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
-import { isoString } from '../shared/iso.ts';
 
 const PLATFORM = 'snapmsg';
 
@@ -93,22 +92,11 @@ export function int(x: Src): number {
   if (x.absent) return 0;
   const value = x.value;
   if (typeof value === 'number') return Number.isSafeInteger(value) ? value : wrongType(x, 'an integer');
-  if (typeof value === 'string' && isDecimal(value)) {
+  if (typeof value === 'string' && /^-?[0-9]+$/.test(value)) {
     const parsed = Number(value);
     if (Number.isSafeInteger(parsed)) return parsed;
   }
   return wrongType(x, 'an int64 decimal string');
-}
-
-/** `^-?[0-9]+$`, without a regular expression (an int64 string is read hundreds of times per page). */
-function isDecimal(text: string): boolean {
-  let i = text.charCodeAt(0) === 0x2d ? 1 : 0;
-  if (i >= text.length) return false;
-  for (; i < text.length; i += 1) {
-    const c = text.charCodeAt(i);
-    if (c < 0x30 || c > 0x39) return false;
-  }
-  return true;
 }
 
 /** A JSON number copied; a numeric string (protobuf JSON allows one for doubles) is accepted. */
@@ -133,7 +121,8 @@ export function sec(x: Src): string | null {
 }
 
 function isoOf(x: Src, epochMs: number): string {
-  return isoString(epochMs) ?? wrongType(x, 'an epoch time in range');
+  const date = new Date(epochMs);
+  return Number.isNaN(date.getTime()) ? wrongType(x, 'an epoch time in range') : date.toISOString();
 }
 
 // ------------------------------------------------------------------ requirements and lists

@@ -36,27 +36,6 @@ const nextReq = (): string => {
   return requestCounter.toString(36);
 };
 
-/** Values the form encoding leaves as they are. */
-const FORM_SAFE = /^[A-Za-z0-9*._-]*$/;
-/** Characters `encodeURIComponent` keeps that the form encoding escapes, and the space. */
-const FORM_EXTRA = /[!'()~]|%20/g;
-const FORM_ESCAPES: Record<string, string> = { '!': '%21', "'": '%27', '(': '%28', ')': '%29', '~': '%7E', '%20': '+' };
-
-/**
- * One value as `URLSearchParams` serialises it (application/x-www-form-urlencoded: only
- * alphanumerics and `*-._` kept, space as `+`, lone surrogates as U+FFFD), without building one.
- */
-export function formValue(value: string): string {
-  if (FORM_SAFE.test(value)) return value;
-  let encoded: string;
-  try {
-    encoded = encodeURIComponent(value);
-  } catch {
-    return new URLSearchParams([['', value]]).toString().slice(1); // a lone surrogate
-  }
-  return encoded.replace(FORM_EXTRA, (found) => FORM_ESCAPES[found] ?? found);
-}
-
 /** 4.5: the POST of one persisted query, with the session's lsd and doc id. */
 export function graphqlRequest(session: SocialnetSession, name: QueryName, variables: Record<string, unknown>, origin: string): UpstreamRequest {
   return {
@@ -71,12 +50,20 @@ export function graphqlRequest(session: SocialnetSession, name: QueryName, varia
       origin,
       referer: `${origin}/`,
     },
-    // The form fields in this order; the constant ones written out encoded.
-    body:
-      `av=0&__user=0&__a=1&__req=${formValue(nextReq())}&__comet_req=15&lsd=${formValue(session.lsd)}` +
-      `&sn_api_caller_class=RelayModern&sn_api_req_friendly_name=${formValue(name)}` +
-      `&variables=${formValue(JSON.stringify({ ...variables, ...RELAY_PROVIDER_FLAGS }))}` +
-      `&server_timestamps=true&doc_id=${formValue(session.docIds[name])}`,
+    // The form fields, in this order.
+    body: new URLSearchParams([
+      ['av', '0'],
+      ['__user', '0'],
+      ['__a', '1'],
+      ['__req', nextReq()],
+      ['__comet_req', '15'],
+      ['lsd', session.lsd],
+      ['sn_api_caller_class', 'RelayModern'],
+      ['sn_api_req_friendly_name', name],
+      ['variables', JSON.stringify({ ...variables, ...RELAY_PROVIDER_FLAGS })],
+      ['server_timestamps', 'true'],
+      ['doc_id', session.docIds[name]],
+    ]).toString(),
   };
 }
 
