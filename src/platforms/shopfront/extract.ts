@@ -1,4 +1,4 @@
-// The `shopfront.shop` extractor (upstream/shopfront.md sections 1, 5, 7 and 8): the storefront
+// The `shopfront.shop` extractor (README.md): the storefront
 // page gives `data.shop` and, on a first call, the feed batch; a call with a position requests
 // the page again (header only) and then the feed endpoint with the carried upstream token.
 import type { ExtractContext, Extractor, ExtractRequest } from '../../endpoints/types.ts';
@@ -7,31 +7,25 @@ import { UpstreamOutcome } from '../../upstream/outcomes.ts';
 import { fetchAndRead } from '../../upstream/read.ts';
 import { mapBatch, mapShop } from './mapping.ts';
 import { mayHoldForm, scanPage, type AStateBlock } from './page.ts';
-import { isObject, isWellFormed, member, root, str, unrecognised, type Node } from './read.ts';
-import { feedRequest, storefrontPageRequest } from './requests.ts';
-import { parseShopfrontUrl } from './urls.ts';
+import { root, string, type Node } from '../shared/read.ts';
+import { feedRequest, isWellFormed, storefrontPageRequest } from './requests.ts';
+import type { ShopfrontPost, ShopfrontShop } from './schema.ts';
+import { PLATFORM, parseShopfrontUrl } from './urls.ts';
 
-const PLATFORM = 'shopfront';
 const HEADER_KEY = 'sf-storefront-header';
 const FEED_KEY = 'sf-storefront-feed';
-/** Redirect targets that mean a block (section 8). */
+/** Redirect targets that mean a block (README.md, "Signals"). */
 const BLOCK_PATHS = ['/ap/signin', '/errors/validateCaptcha'];
 
 const outcome = (kind: UpstreamOutcome['kind'], message: string) => new UpstreamOutcome(kind, PLATFORM, message);
-
-/** Handles of the canonical URLs seen lately: the same storefronts are asked for again and again. */
-const HANDLES = new Map<string, string>();
-const MAX_HANDLES = 1_000;
+const unrecognised = (message: string, cause?: unknown): UpstreamOutcome =>
+  new UpstreamOutcome('unrecognised', PLATFORM, `shopfront: ${message}`, cause === undefined ? undefined : { cause });
 
 /** The handle of the canonical URL that `normalise` produced. */
 function handleOf(request: ExtractRequest): string {
   const url = request.params.url ?? '';
-  const known = HANDLES.get(url);
-  if (known !== undefined) return known;
   const parsed = parseShopfrontUrl(url);
   if (!parsed.ok) throw new Error(`shopfront extractor: not a canonical storefront URL: ${url}`);
-  if (HANDLES.size >= MAX_HANDLES) HANDLES.delete(HANDLES.keys().next().value ?? '');
-  HANDLES.set(url, parsed.handle);
   return parsed.handle;
 }
 
@@ -47,7 +41,10 @@ function pathOf(location: string): string {
 const captchaIn = (what: string) => (response: UpstreamResponse): string | null =>
   mayHoldForm(response.body) && scanPage(response.body).captcha ? `shopfront answered the ${what} with its captcha page` : null;
 
-/** Blocks every response is checked for: the captcha form first, then redirects (section 8). */
+/**
+ * Blocks every response is checked for: the captcha form first, then redirects (README.md,
+ * "Signals"); 429 and 5xx are the upstream client's.
+ */
 function checkBlocks(response: UpstreamResponse, scanned: { captcha: boolean } | null, what: string): void {
   const captcha = scanned?.captcha ?? (mayHoldForm(response.body) && scanPage(response.body).captcha);
   if (captcha) throw outcome('blocked', `shopfront answered the ${what} with its captcha page`);
@@ -63,7 +60,6 @@ function checkBlocks(response: UpstreamResponse, scanned: { captcha: boolean } |
       throw outcome('blocked', `shopfront redirected the ${what} to ${path}`);
     }
   }
-  if (response.status === 429) throw outcome('blocked', `shopfront rate-limited the ${what} (HTTP 429)`);
 }
 
 /** The one block of `key`: its JSON, or null when the page has none. */
@@ -94,15 +90,14 @@ async function readStorefront(context: ExtractContext, handle: string): Promise<
 
   const header = stateBlock(page.blocks, HEADER_KEY);
   if (header === null) throw unrecognised(`the storefront page has no ${HEADER_KEY} a-state block`);
-  const S = member(header, 'storefront');
-  if (!isObject(S.value)) throw unrecognised(`${S.path} is missing or not an object`);
-  const status = str(S, 'status');
+  const S = header.node('storefront');
+  const status = S.get('status', string);
   if (status !== 'ACTIVE') throw outcome('not_found', `shopfront storefront "${handle}" is not active (${status})`);
   // Read only on a first call: a call with a position ignores the page's batch.
   return { S, feed: () => stateBlock(page.blocks, FEED_KEY) };
 }
 
-/** The feed endpoint's answer (section 5): a FEED BATCH, or the outcome its status names. */
+/** The feed endpoint's answer (README.md, "Feed"): a FEED BATCH, or the outcome its status names. */
 async function readFeed(context: ExtractContext, storefrontId: string, pageToken: string): Promise<Node> {
   // Both go into the query string, percent-encoded: a lone surrogate cannot be.
   if (!isWellFormed(storefrontId)) throw unrecognised('the storefront page carries a storefrontId that is not well-formed text (a lone surrogate)');
@@ -116,7 +111,9 @@ async function readFeed(context: ExtractContext, storefrontId: string, pageToken
   } catch (error) {
     throw unrecognised(`the feed endpoint answered HTTP ${response.status} with neither JSON nor the captcha page`, error);
   }
-  const code = isObject(body) && typeof body.error === 'string' ? body.error : null;
+  const batch = root(body, 'FEED BATCH');
+  const error = batch.at('error').value;
+  const code = typeof error === 'string' ? error : null;
   if (response.status === 404) {
     throw outcome('not_found', `shopfront storefront ${storefrontId} no longer exists (${code ?? 'HTTP 404'})`);
   }
@@ -126,11 +123,11 @@ async function readFeed(context: ExtractContext, storefrontId: string, pageToken
   if (response.status !== 200) {
     throw unrecognised(`the feed endpoint answered HTTP ${response.status} (${code ?? 'no error code'})`);
   }
-  if (!isObject(body)) throw unrecognised('the feed endpoint answered JSON that is not a FEED BATCH object');
-  return root(body, 'FEED BATCH');
+  if (!batch.holdsObject('')) throw unrecognised('the feed endpoint answered JSON that is not a FEED BATCH object');
+  return batch;
 }
 
-export const extractShop: Extractor = async (request, context) => {
+export const extractShop: Extractor<{ shop: ShopfrontShop; posts: ShopfrontPost[]; postCount: number }> = async (request, context) => {
   const handle = handleOf(request);
   const { S, feed } = await readStorefront(context, handle);
   const shop = mapShop(S);

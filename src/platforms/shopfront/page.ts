@@ -18,7 +18,7 @@
 // followed: htmlparser2's foreign content, where a `<script>` or `<title>` inside `<svg>` or
 // `<math>` is not raw text; storefront pages have none.)
 import { Parser } from 'htmlparser2';
-import { isObject } from './read.ts';
+import { root } from '../shared/read.ts';
 import { commonReference } from '../shared/entities.ts';
 
 export interface AStateBlock {
@@ -42,8 +42,8 @@ const CAPTCHA_ACTION = '/errors/validateCaptcha';
 function stateKey(attribute: string | undefined): string | null {
   if (attribute === undefined) return null;
   try {
-    const value: unknown = JSON.parse(attribute);
-    return isObject(value) && typeof value.key === 'string' ? value.key : null;
+    const key = root(JSON.parse(attribute), 'data-a-state').at('key').value;
+    return typeof key === 'string' ? key : null;
   } catch {
     return null;
   }

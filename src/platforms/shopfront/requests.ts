@@ -1,4 +1,4 @@
-// The two upstream requests of shopfront (upstream/shopfront.md section 3). The browser-like
+// The two upstream requests of shopfront (README.md, "Requests"). The browser-like
 // headers come from `kind`: `page` sends the navigation headers, `api` the fetch headers
 // (`Accept: application/json`, `Sec-Fetch-Mode: cors`, `Sec-Fetch-Dest: empty`,
 // `Sec-Fetch-Site: same-origin`); both carry `User-Agent` and `Accept-Language`.
@@ -20,3 +20,9 @@ export const feedRequest = (storefrontId: string, pageToken: string): UpstreamRe
   kind: 'api',
   headers: { 'x-requested-with': 'XMLHttpRequest' },
 });
+
+/**
+ * True when `text` holds no lone surrogate: only such text can be percent-encoded into a
+ * request (`encodeURIComponent` throws a `URIError` on a lone surrogate).
+ */
+export const isWellFormed = (text: string): boolean => !/\p{Cs}/u.test(text);

@@ -1,5 +1,8 @@
-// shopfront input URL (upstream/shopfront.md section 2). Pure functions: no I/O.
+// Who the platform is, and the storefront URLs it accepts (README.md, "URLs"). Pure functions: no I/O.
 import { checkPlatformUrl, type PlatformHosts } from '../shared/url.ts';
+
+/** The platform's id: the first segment of its endpoint ids and paths. */
+export const PLATFORM = 'shopfront';
 
 export const SHOPFRONT_HOSTS: PlatformHosts = {
   canonical: 'www.shopfront.example',
