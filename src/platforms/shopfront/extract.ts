@@ -97,7 +97,7 @@ async function readStorefront(context: ExtractContext, handle: string): Promise<
   return { S, feed: () => stateBlock(page.blocks, FEED_KEY) };
 }
 
-/** The feed endpoint's answer (README.md, "Feed"): a FEED BATCH, or the outcome its status names. */
+/** The feed endpoint's answer (README.md, "Requests" and "Signals"): a FEED BATCH, or the outcome its status names. */
 async function readFeed(context: ExtractContext, storefrontId: string, pageToken: string): Promise<Node> {
   // Both go into the query string, percent-encoded: a lone surrogate cannot be.
   if (!isWellFormed(storefrontId)) throw unrecognised('the storefront page carries a storefrontId that is not well-formed text (a lone surrogate)');
