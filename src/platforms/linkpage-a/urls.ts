@@ -1,5 +1,5 @@
 // linkpage-a input URL (upstream/linkpage-a.md section 2). Pure functions: no I/O.
-import { checkPlatformUrl, type PlatformHosts } from '../shared/url.ts';
+import { checkPlatformUrl, strictSegments, type PlatformHosts } from '../shared/url.ts';
 
 export const LINKPAGE_A_HOSTS: PlatformHosts = {
   canonical: 'linkpage-a.example',
@@ -23,15 +23,9 @@ const FORMS = 'Must be a profile URL: https://linkpage-a.example/{username} or h
 export function parseLinkpageAUrl(input: string): LinkpageAUrlCheck {
   const checked = checkPlatformUrl(input, LINKPAGE_A_HOSTS);
   if (!checked.ok) return checked;
-  const parts = checked.url.pathname.slice(1).split('/');
-  if (parts.length === 2 && parts[1] === '') parts.pop();
-  if (parts.length !== 1 || parts[0] === undefined || parts[0] === '') return { ok: false, message: FORMS };
-  let segment: string;
-  try {
-    segment = decodeURIComponent(parts[0]);
-  } catch {
-    return { ok: false, message: FORMS };
-  }
+  const parts = strictSegments(checked.url);
+  const segment = parts?.length === 1 ? parts[0] : undefined;
+  if (segment === undefined) return { ok: false, message: FORMS };
   // The reserved pages are refused with or without `@`: `/@join` would still request `/join`.
   const name = segment.startsWith('@') ? segment.slice(1) : segment;
   if (RESERVED.has(name.toLowerCase())) {

@@ -1,5 +1,5 @@
 // Who the platform is, and the page URLs it accepts (README.md, "URLs"). Pure functions: no I/O.
-import { checkPlatformUrl, type PlatformHosts } from '../shared/url.ts';
+import { checkPlatformUrl, strictSegments, type PlatformHosts } from '../shared/url.ts';
 
 /** The platform's id: the first segment of its endpoint ids and paths. */
 export const PLATFORM = 'linkpage-b';
@@ -39,15 +39,9 @@ const FORMS = 'Must be a page URL: https://linkpage-b.example/{username}';
 export function parseLinkpageBUrl(input: string): LinkpageBUrlCheck {
   const checked = checkPlatformUrl(input, LINKPAGE_B_HOSTS);
   if (!checked.ok) return checked;
-  const parts = checked.url.pathname.slice(1).split('/');
-  if (parts.length === 2 && parts[1] === '') parts.pop();
-  if (parts.length !== 1 || parts[0] === undefined || parts[0] === '') return { ok: false, message: FORMS };
-  let name: string;
-  try {
-    name = decodeURIComponent(parts[0]);
-  } catch {
-    return { ok: false, message: FORMS };
-  }
+  const parts = strictSegments(checked.url);
+  const name = parts?.length === 1 ? parts[0] : undefined;
+  if (name === undefined) return { ok: false, message: FORMS };
   if (RESERVED.has(name.toLowerCase())) {
     return { ok: false, message: `"/${name}" is a linkpage-b page, not a user page` };
   }

@@ -58,3 +58,18 @@ export function pathSegments(url: URL): string[] | null {
     return null;
   }
 }
+
+/**
+ * The segments of a URL path, decoded, one trailing `/` allowed (`/name/` is `["name"]`); null
+ * when a segment is empty (`/`, `//name`, `/name//`) or holds a bad escape.
+ */
+export function strictSegments(url: URL): string[] | null {
+  const parts = url.pathname.slice(1).split('/');
+  if (parts.length > 1 && parts.at(-1) === '') parts.pop();
+  if (parts.includes('')) return null;
+  try {
+    return parts.map((part) => decodeURIComponent(part));
+  } catch {
+    return null;
+  }
+}
