@@ -1,4 +1,4 @@
-// The Nuxt payload (upstream/linkpage-a.md section 4): a devalue "flattened array". The
+// The Nuxt payload (README.md, "The payload"): a devalue "flattened array". The
 // `devalue` package does the decoding, with revivers for Nuxt's own markers; markers that
 // devalue knows but the contract does not are refused like any unknown marker. Decoding is
 // lazy: the root and `data` are only walked member by member, and devalue decodes just the
@@ -129,4 +129,33 @@ export class NuxtPayload {
         throw new PayloadProblem(`${what} is an unknown negative index ${index}`);
     }
   }
+}
+
+/** What the payload holds for a username: a not-found error page, or the decoded PROFILE. */
+export type PayloadProfile = { kind: 'not_found'; why: string } | { kind: 'profile'; profile: unknown };
+
+const isStatus404 = (error: unknown): boolean =>
+  error !== null && typeof error === 'object' && Number((error as { statusCode?: unknown }).statusCode) === 404;
+
+/**
+ * The root's `error` (a `statusCode` 404 means not found, whatever the HTTP status), then the
+ * `data` entry `profile:{username}` (or the only `profile:` entry), decoded.
+ */
+export function profileOf(text: string, username: string): PayloadProfile {
+  const payload = new NuxtPayload(text);
+  const root = payload.members(0, 'the payload root');
+  const errorIndex = root.get('error');
+  const error = errorIndex === undefined ? undefined : payload.decode(errorIndex, 'the payload error');
+  if (isStatus404(error)) return { kind: 'not_found', why: 'error page' };
+  const dataIndex = root.get('data');
+  if (dataIndex === undefined) throw new PayloadProblem('the payload root has no "data"');
+  const entries = [...payload.members(dataIndex, 'the payload data')].filter(([key]) => key.startsWith('profile:'));
+  const entry = entries.find(([key]) => key === `profile:${username}`) ?? (entries.length === 1 ? entries[0] : undefined);
+  if (entry === undefined) {
+    const status = error !== null && typeof error === 'object' ? ` (error page, statusCode ${String((error as { statusCode?: unknown }).statusCode)})` : '';
+    throw new PayloadProblem(entries.length === 0 ? `the payload data has no "profile:" entry${status}` : 'the payload data has several "profile:" entries');
+  }
+  const profile = payload.decode(entry[1], `the payload entry "${entry[0]}"`);
+  if (profile === null || profile === undefined) throw new PayloadProblem(`the payload entry "${entry[0]}" is empty`);
+  return { kind: 'profile', profile };
 }

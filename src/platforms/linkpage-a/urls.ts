@@ -1,5 +1,7 @@
-// linkpage-a input URL (upstream/linkpage-a.md section 2). Pure functions: no I/O.
+// linkpage-a input URL (README.md, "URLs"). Pure functions: no I/O.
 import { checkPlatformUrl, strictSegments, type PlatformHosts } from '../shared/url.ts';
+
+export const PLATFORM = 'linkpage-a';
 
 export const LINKPAGE_A_HOSTS: PlatformHosts = {
   canonical: 'linkpage-a.example',

@@ -1,18 +1,11 @@
-// One pass over a linkpage-a page (upstream/linkpage-a.md sections 3, 5, 6 and 9): the raw text
+// One pass over a linkpage-a page (README.md, "Where the data sits" and "Signals"): the raw text
 // of the `__NUXT_DATA__` payload, the JSON-LD blocks, the `<head>` tags that feed `metadata`,
 // and the challenge marker. A walk over the start tags (tags.ts, which follows htmlparser2's
 // tokenizer and leaves entity decoding to it) reads them, so attribute order, quoting,
 // attribute-name case, entities and whitespace between tags do not matter; script contents are
 // raw text up to the next `</script>` and are never entity-decoded.
 import { attributes, decodedText, forEachStartTag, rawText } from '../shared/tags.ts';
-
-export interface PageHead {
-  title: string;
-  description: string;
-  image: string;
-  keywords: string;
-  canonical: string;
-}
+import type { LinkpageAMetadata } from './schema.ts';
 
 export interface ScannedPage {
   /** Raw text of the first `<script id="__NUXT_DATA__">`, or null when the page has none. */
@@ -21,12 +14,12 @@ export interface ScannedPage {
   jsonLd: string[];
   /** An element with `id="challenge-root"` is present. */
   challenge: boolean;
-  /** Section 6: first occurrence of each tag, entities decoded; `""` when missing. */
-  head: PageHead;
+  /** `metadata`: the first occurrence of each tag, entities decoded; `""` when missing. */
+  head: LinkpageAMetadata;
 }
 
 /** Which `<meta>` feeds which `metadata` field: attribute name and its lower-cased value. */
-const META: ReadonlyArray<[field: keyof PageHead, attribute: 'name' | 'property', value: string]> = [
+const META: ReadonlyArray<[field: keyof LinkpageAMetadata, attribute: 'name' | 'property', value: string]> = [
   ['description', 'name', 'description'],
   ['image', 'property', 'og:image'],
   ['keywords', 'name', 'keywords'],
@@ -38,7 +31,7 @@ export function scanPage(html: string): ScannedPage {
   let payload: string | null = null;
   const jsonLd: string[] = [];
   let challenge = false;
-  const found: Partial<PageHead> = {};
+  const found: Partial<LinkpageAMetadata> = {};
 
   forEachStartTag(html, (tag) => {
     const attrs = attributes(html, tag);
@@ -90,7 +83,7 @@ function* candidates(value: unknown): Generator<unknown> {
 }
 
 /**
- * Section 5: `mainEntity.sameAs` of the first `ProfilePage` object across the JSON-LD blocks, in
+ * `sameAs` (README.md, "JSON-LD"): `mainEntity.sameAs` of the first `ProfilePage` object across the JSON-LD blocks, in
  * order; a single string is a one-element list; no such block or no `sameAs` gives `[]`. A block
  * that is not valid JSON is skipped like any block of another type.
  */
