@@ -44,10 +44,18 @@ export type Path = string | readonly (string | number)[];
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
+const INDEX = /^[0-9]+$/;
+const stepOf = (step: string): string | number => (INDEX.test(step) ? Number(step) : step);
+
 function stepsOf(path: Path): readonly (string | number)[] {
   if (typeof path !== 'string') return path;
-  return path === '' ? [] : path.split('.').map((step) => (/^[0-9]+$/.test(step) ? Number(step) : step));
+  if (path === '') return [];
+  return path.includes('.') ? path.split('.').map(stepOf) : [stepOf(path)];
 }
+
+/** `where` followed by one step: `a.b`, `a[2]`. */
+const joined = (where: string, step: string | number): string =>
+  typeof step === 'number' ? `${where}[${step}]` : where === '' ? step : `${where}.${step}`;
 
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
@@ -58,30 +66,40 @@ function describe(value: unknown): string {
   return `${typeof value === 'number' && !Number.isInteger(value) ? 'a non-integer ' : 'a '}${typeof value}`;
 }
 
-/** A JSON value and where it sits on the page, e.g. `timeline.edges[2].node`. */
+/**
+ * A JSON value and where it sits on the page, e.g. `timeline.edges[2].node`. The path is only
+ * spelled out when asked for (an error message): a mapping reads thousands of values per page and
+ * names none of them when the page is as its README says.
+ */
 export class Node {
   readonly value: unknown;
-  readonly path: string;
+  readonly #parent: Node | null;
+  readonly #steps: string | readonly (string | number)[];
 
-  constructor(value: unknown, path: string) {
+  /** A root node (`steps` is its name), or the node `steps` below `parent`. */
+  constructor(value: unknown, steps: string, parent?: null);
+  constructor(value: unknown, steps: readonly (string | number)[], parent: Node);
+  constructor(value: unknown, steps: string | readonly (string | number)[], parent: Node | null = null) {
     this.value = value;
-    this.path = path;
+    this.#steps = steps;
+    this.#parent = parent;
+  }
+
+  /** Where the value sits, e.g. `timeline.edges[2].node.id`. */
+  get path(): string {
+    if (this.#parent === null) return this.#steps as string;
+    return (this.#steps as readonly (string | number)[]).reduce<string>(joined, this.#parent.path);
   }
 
   /** The node at `path` below this one; its value is undefined when the path leads nowhere. */
   at(path: Path): Node {
+    const steps = stepsOf(path);
     let value: unknown = this.value;
-    let where = this.path;
-    for (const step of stepsOf(path)) {
-      if (typeof step === 'number') {
-        value = Array.isArray(value) ? value[step] : isObject(value) && Object.hasOwn(value, step) ? value[step] : undefined;
-        where += `[${step}]`;
-      } else {
-        value = isObject(value) && Object.hasOwn(value, step) ? value[step] : undefined;
-        where += where === '' ? step : `.${step}`;
-      }
+    for (const step of steps) {
+      if (typeof step === 'number') value = Array.isArray(value) ? value[step] : isObject(value) && Object.hasOwn(value, step) ? value[step] : undefined;
+      else value = isObject(value) && Object.hasOwn(value, step) ? value[step] : undefined;
     }
-    return new Node(value, where);
+    return steps.length === 0 ? this : new Node(value, steps, this);
   }
 
   /** True when `path` holds a value other than JSON null. */
@@ -133,7 +151,7 @@ export class Node {
   list(path: Path): Node[] {
     const found = this.at(path);
     if (!Array.isArray(found.value)) throw found.#wrong('an array');
-    return found.value.map((value, index) => new Node(value, `${found.path}[${index}]`));
+    return found.value.map((value, index) => new Node(value, [index], found));
   }
 
   /** An array, or `[]` when absent. */
