@@ -260,8 +260,8 @@ describe('snapmsg.profile: outcomes', () => {
     await assertOutcome(profileOf(statusOnly), 'not_found');
   });
 
-  test('blocks: 429, 403, a redirect to /accounts/login or /challenge, an off-platform redirect (section 6)', async () => {
-    await assertOutcome(runProfile([{ expect: profilePage(), respond: { status: 429, headers: { 'retry-after': '30' } } }]), 'blocked', /429/);
+  // 429 and 5xx are the upstream client's to classify (test/upstream/client.test.ts).
+  test('blocks: 403, a redirect to /accounts/login or /challenge, an off-platform redirect', async () => {
     await assertOutcome(runProfile([{ expect: profilePage(), respond: htmlAnswer('<h1>Request blocked</h1>', 403) }]), 'blocked', /403/);
     await assertOutcome(
       runProfile([{ expect: profilePage(), respond: { ...htmlAnswer('<html>log in</html>'), path: '/accounts/login?next=%2Fadd%2Flunavoss' } }]),
@@ -276,31 +276,27 @@ describe('snapmsg.profile: outcomes', () => {
     );
   });
 
-  test('a 5xx that reaches the extractor is transient', async () => {
-    await assertOutcome(runProfile([{ expect: profilePage(), respond: htmlAnswer('oops', 503) }]), 'transient');
-  });
-
   test('unrecognised pages name snapmsg and what is missing', async () => {
     const cases: [string, string, RegExp][] = [
       ['no __NEXT_DATA__', PROFILE_HTML.replace('id="__NEXT_DATA__"', 'id="__NEXT_STATE__"'), /no __NEXT_DATA__/],
       ['captcha-like page', '<!DOCTYPE html><html><body><form>Are you human?</form></body></html>', /no __NEXT_DATA__/],
-      ['unparsable __NEXT_DATA__', PROFILE_HTML.replace('{"props":{"pageProps"', '{"props":{pageProps'), /__NEXT_DATA__ is not a JSON object/],
-      ['userProfile missing', withNextData(PROFILE_HTML, (d) => delete pageProps(d).userProfile), /userProfile is missing/],
-      ['userProfile null', withNextData(PROFILE_HTML, (d) => (pageProps(d).userProfile = null)), /userProfile is missing/],
-      ['unknown $case', withNextData(PROFILE_HTML, (d) => (at(d, 'props.pageProps.userProfile').$case = 'businessInfo')), /\$case is "businessInfo"/],
-      ['$case missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props.pageProps.userProfile').$case), /\$case is missing/],
-      ['publicProfileInfo missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props.pageProps.userProfile').publicProfileInfo), /publicProfileInfo is missing/],
-      ['username missing', withNextData(PROFILE_HTML, (d) => delete publicInfo(d).username), /publicProfileInfo\.username is missing/],
-      ['canonical URL missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props.pageProps.pageLinks').canonicalUrl), /pageLinks\.canonicalUrl is missing/],
-      ['pageProps missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props').pageProps), /props\.pageProps is missing/],
-      ['snap media URL missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props.pageProps.story.snapList.1.snapUrls').mediaUrl), /story\.snapList\[1\]\.snapUrls\.mediaUrl is missing/],
-      ['snap time missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props.pageProps.curatedHighlights.0.snapList.0').timestampInSec), /curatedHighlights\[0\]\.snapList\[0\]\.timestampInSec\.value is missing/],
-      ['highlight id missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props.pageProps.curatedHighlights.1').highlightId), /curatedHighlights\[1\]\.storyId\.value is missing/],
-      ['lens id missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props.pageProps.lenses.1').lensId), /lenses\[1\]\.lensId is missing/],
-      ['related username missing', withNextData(PROFILE_HTML, (d) => delete at(publicInfo(d), 'relatedAccountsInfo.0.publicProfileInfo').username), /relatedAccountsInfo\[0\]\.publicProfileInfo\.username is missing/],
-      ['int64 not a number', withNextData(PROFILE_HTML, (d) => (publicInfo(d).subscriberCount = '2.7M')), /subscriberCount is a string/],
-      ['list not a list', withNextData(PROFILE_HTML, (d) => (pageProps(d).lenses = { lensId: 'x' })), /lenses is an object/],
-      ['userInfo without username', withNextData(USERINFO_HTML, (d) => delete at(d, 'props.pageProps.userProfile.userInfo').username), /userInfo\.username is missing/],
+      ['unparsable __NEXT_DATA__', PROFILE_HTML.replace('{"props":{"pageProps"', '{"props":{pageProps'), /__NEXT_DATA__: expected an object, found nothing/],
+      ['userProfile missing', withNextData(PROFILE_HTML, (d) => delete pageProps(d).userProfile), /userProfile: expected an object, found nothing/],
+      ['userProfile null', withNextData(PROFILE_HTML, (d) => (pageProps(d).userProfile = null)), /userProfile: expected an object, found null/],
+      ['unknown $case', withNextData(PROFILE_HTML, (d) => (at(d, 'props.pageProps.userProfile').$case = 'businessInfo')), /\$case: "businessInfo" is not a known profile kind/],
+      ['$case missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props.pageProps.userProfile').$case), /\$case: expected a string, found nothing/],
+      ['publicProfileInfo missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props.pageProps.userProfile').publicProfileInfo), /publicProfileInfo: expected an object, found nothing/],
+      ['username missing', withNextData(PROFILE_HTML, (d) => delete publicInfo(d).username), /publicProfileInfo\.username: expected a non-empty string, found nothing/],
+      ['canonical URL missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props.pageProps.pageLinks').canonicalUrl), /pageLinks\.canonicalUrl: expected a non-empty string, found nothing/],
+      ['pageProps missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props').pageProps), /props\.pageProps: expected an object, found nothing/],
+      ['snap media URL missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props.pageProps.story.snapList.1.snapUrls').mediaUrl), /story\.snapList\[1\]\.snapUrls\.mediaUrl: expected a non-empty string, found nothing/],
+      ['snap time missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props.pageProps.curatedHighlights.0.snapList.0').timestampInSec), /curatedHighlights\[0\]\.snapList\[0\]\.timestampInSec\.value: expected int64 epoch seconds, found nothing/],
+      ['highlight id missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props.pageProps.curatedHighlights.1').highlightId), /curatedHighlights\[1\]\.storyId\.value: expected a non-empty string, found nothing/],
+      ['lens id missing', withNextData(PROFILE_HTML, (d) => delete at(d, 'props.pageProps.lenses.1').lensId), /lenses\[1\]\.lensId: expected a non-empty string, found nothing/],
+      ['related username missing', withNextData(PROFILE_HTML, (d) => delete at(publicInfo(d), 'relatedAccountsInfo.0.publicProfileInfo').username), /relatedAccountsInfo\[0\]\.publicProfileInfo\.username: expected a non-empty string, found nothing/],
+      ['int64 not a number', withNextData(PROFILE_HTML, (d) => (publicInfo(d).subscriberCount = '2.7M')), /subscriberCount: expected an int64 decimal string, found a string/],
+      ['list not a list', withNextData(PROFILE_HTML, (d) => (pageProps(d).lenses = { lensId: 'x' })), /lenses: expected an array, found an object/],
+      ['userInfo without username', withNextData(USERINFO_HTML, (d) => delete at(d, 'props.pageProps.userProfile.userInfo').username), /userInfo\.username: expected a non-empty string, found nothing/],
     ];
     for (const [name, html, pattern] of cases) {
       await assertOutcome(profileOf(html), 'unrecognised', pattern).catch((error: unknown) => {
@@ -631,35 +627,29 @@ describe('snapmsg.spotlight.comments: outcomes', () => {
     await assertOutcome(runComments([{ expect: spotlightPage(), respond: htmlAnswer(SPOTLIGHT_HTML) }, { expect: commentsPost(), respond: onFirst }]), 'unrecognised');
   });
 
-  test('blocks on either request: 429 RESOURCE_EXHAUSTED, 403, /challenge redirect', async () => {
-    const limited = jsonAnswer({ error: { code: 'RESOURCE_EXHAUSTED', message: 'slow down' } }, 429);
-    await assertOutcome(runComments([{ expect: commentsPost(NEXT_CURSOR), respond: limited }], POSITION), 'blocked');
-    await assertOutcome(runComments([{ expect: spotlightPage(), respond: htmlAnswer(SPOTLIGHT_HTML) }, { expect: commentsPost(), respond: limited }]), 'blocked');
+  // 429 (RESOURCE_EXHAUSTED) is the upstream client's to classify (test/upstream/client.test.ts).
+  test('blocks on either request: 403, /challenge redirect', async () => {
     await assertOutcome(runComments([{ expect: spotlightPage(), respond: htmlAnswer('blocked', 403) }]), 'blocked');
     await assertOutcome(runComments([{ expect: spotlightPage(), respond: { ...htmlAnswer('x'), path: '/challenge?next=/spotlight/x' } }]), 'blocked');
     await assertOutcome(runComments([{ expect: commentsPost(NEXT_CURSOR), respond: { status: 403, body: 'Forbidden' } }], POSITION), 'blocked');
   });
 
-  test('transient: a 5xx that reaches the extractor', async () => {
-    await assertOutcome(runComments([{ expect: commentsPost(NEXT_CURSOR), respond: { status: 502 } }], POSITION), 'transient');
-  });
-
   test('unrecognised responses name snapmsg and what is missing', async () => {
     const withoutFeed = withNextData(SPOTLIGHT_HTML, (data) => delete pageProps(data).spotlightFeed);
-    await assertOutcome(runComments([{ expect: spotlightPage(), respond: htmlAnswer(withoutFeed) }]), 'unrecognised', /spotlightFeed\.spotlightStories is missing/);
+    await assertOutcome(runComments([{ expect: spotlightPage(), respond: htmlAnswer(withoutFeed) }]), 'unrecognised', /spotlightFeed\.spotlightStories: expected an array, found nothing/);
     const withoutStories = withNextData(SPOTLIGHT_HTML, (data) => (at(data, 'props.pageProps.spotlightFeed').spotlightStories = null));
-    await assertOutcome(runComments([{ expect: spotlightPage(), respond: htmlAnswer(withoutStories) }]), 'unrecognised', /spotlightStories is missing/);
+    await assertOutcome(runComments([{ expect: spotlightPage(), respond: htmlAnswer(withoutStories) }]), 'unrecognised', /spotlightStories: expected an array, found null/);
     const noScript = SPOTLIGHT_HTML.replace(NEXT_DATA, '');
-    await assertOutcome(runComments([{ expect: spotlightPage(), respond: htmlAnswer(noScript) }]), 'unrecognised', /Spotlight page has no __NEXT_DATA__/);
+    await assertOutcome(runComments([{ expect: spotlightPage(), respond: htmlAnswer(noScript) }]), 'unrecognised', /Spotlight page: no __NEXT_DATA__/);
 
     const cases: [string, unknown, RegExp][] = [
-      ['not JSON', '<html><body>maintenance</body></html>', /not a JSON object/],
-      ['a JSON array', '[]', /not a JSON object/],
-      ['comments not an array', { comments: { commentId: 'x' }, hasMore: false }, /comments is an object/],
+      ['not JSON', '<html><body>maintenance</body></html>', /comments response: expected an object, found nothing/],
+      ['a JSON array', '[]', /comments response: expected an object, found an array/],
+      ['comments not an array', { comments: { commentId: 'x' }, hasMore: false }, /comments: expected an array, found an object/],
       ['an error object', { error: { code: 'INTERNAL', message: 'x' } }, /error/],
-      ['comment id missing', { comments: [{ text: 'hi', createTimestampMs: '1731002400000' }] }, /comments\[0\]\.commentId is missing/],
-      ['comment time missing', { comments: [{ commentId: 'c1', text: 'hi' }] }, /comments\[0\]\.createTimestampMs is missing/],
-      ['likeCount not int64', { comments: [{ commentId: 'c1', createTimestampMs: '1', likeCount: 'many' }] }, /likeCount is a string/],
+      ['comment id missing', { comments: [{ text: 'hi', createTimestampMs: '1731002400000' }] }, /comments\[0\]\.commentId: expected a non-empty string, found nothing/],
+      ['comment time missing', { comments: [{ commentId: 'c1', text: 'hi' }] }, /comments\[0\]\.createTimestampMs: expected int64 epoch milliseconds, found nothing/],
+      ['likeCount not int64', { comments: [{ commentId: 'c1', createTimestampMs: '1', likeCount: 'many' }] }, /likeCount: expected an int64 decimal string, found a string/],
     ];
     for (const [name, body, pattern] of cases) {
       await assertOutcome(runComments([{ expect: commentsPost(NEXT_CURSOR), respond: jsonAnswer(body) }], POSITION), 'unrecognised', pattern).catch(

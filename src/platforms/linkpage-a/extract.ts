@@ -6,7 +6,8 @@ import { UpstreamOutcome } from '../../upstream/outcomes.ts';
 import { fetchAndRead } from '../../upstream/read.ts';
 import type { UpstreamResponse } from '../../upstream/types.ts';
 import { isPrivate, mapProfile, profileNode } from './mapping.ts';
-import { sameAsFrom, scanPage, type ScannedPage } from './page.ts';
+import { profilePageSameAs } from '../shared/json-ld.ts';
+import { scanPage, type ScannedPage } from './page.ts';
 import { PayloadProblem, profileOf } from './payload.ts';
 import { isBlockPath, profilePageRequest } from './requests.ts';
 import type { LinkpageAProfile } from './schema.ts';
@@ -66,5 +67,5 @@ export const extractProfile: Extractor<{ profile: LinkpageAProfile }> = async ({
   // A private PROFILE is reduced, so this comes before any other member is required.
   const p = profileNode(found.profile);
   if (isPrivate(p)) throw outcome('not_found', `linkpage-a: the profile "${username}" is private`);
-  return { data: { profile: mapProfile(p, sameAsFrom(page.jsonLd), page.head) }, next: null };
+  return { data: { profile: mapProfile(p, profilePageSameAs(page.jsonLd), page.head) }, next: null };
 };

@@ -3,109 +3,14 @@ import { Type } from 'typebox';
 import { extractProfile, extractSpotlightComments } from './extract.ts';
 import { normaliseSnapmsgUsername, parseSpotlightUrl } from './urls.ts';
 import { endpoint } from '../../endpoints/define.ts';
-import { normaliseUrl } from '../../endpoints/normalise.ts';
-import { Bool, DateTime, Int, NStr, Nullable, Obj, QueryText, Str, TokenParam, UrlParam } from '../../endpoints/schemas/common.ts';
+import { normaliseParam, normaliseUrl } from '../../endpoints/normalise.ts';
+import { Bool, DateTime, Int, Obj, QueryText, Str, TokenParam, UrlParam } from '../../endpoints/schemas/common.ts';
+import { SnapmsgComment, SnapmsgProfile } from './schema.ts';
 
 /** The OpenAPI tag's description of every snapmsg endpoint. */
 export const description =
   'snapmsg, a messaging app with public web profiles: profiles with their story, lenses and highlights, and the ' +
   'comments on public Spotlight videos.';
-
-/** SNAP mapping (snapmsg.md 4.7). */
-const SnapmsgSnap = Obj({
-  index: Int(),
-  mediaType: Int({ description: '`0` image, `1` video.' }),
-  mediaUrl: Str(),
-  previewUrl: Str({ description: 'The media URL itself when upstream has no preview.' }),
-  overlayUrl: NStr(),
-  timestamp: DateTime(),
-  title: NStr(),
-  lat: Nullable(Type.Number()),
-  lng: Nullable(Type.Number()),
-});
-
-/** HIGHLIGHT mapping (snapmsg.md 4.7); also the element of `spotlightHighlights` (4.8). */
-const SnapmsgHighlight = Obj({
-  id: Str(),
-  storyId: NStr(),
-  title: NStr(),
-  subtitle: NStr(),
-  emoji: NStr(),
-  canonicalUrlSuffix: NStr(),
-  thumbnailUrl: Str(),
-  snapCount: Int(),
-  snaps: Type.Array(SnapmsgSnap),
-});
-
-const SnapmsgLens = Obj({
-  id: Str(),
-  name: Str(),
-  creatorDisplayName: Str(),
-  creatorUsername: Nullable(Str({ description: 'Null for lenses by creators without a public profile.' })),
-  previewImageUrl: Str(),
-  iconUrl: Str(),
-  unlockUrl: Str(),
-  previewVideoUrl: NStr(),
-  scannableImageUrl: NStr(),
-  isOfficial: Bool(),
-  updatedAt: Nullable(DateTime('Null when upstream omits it.')),
-});
-
-const SnapmsgProfile = Obj({
-  profileType: Type.Union([Type.Literal('publicProfileInfo'), Type.Literal('userInfo')], {
-    description: '`userInfo` for an account without a public profile: most fields are then empty, zero or null.',
-  }),
-  username: Str(),
-  displayName: Str(),
-  bio: Str(),
-  address: Str(),
-  websiteUrl: NStr(),
-  profilePictureUrl: Str(),
-  snapcodeImageUrl: Str(),
-  squareHeroImageUrl: NStr(),
-  subscriberCount: Int(),
-  badge: Int({ description: '`0` none, `1` verified.' }),
-  isOfficial: Bool(),
-  hasStory: Bool(),
-  hasCuratedHighlights: Bool(),
-  hasSpotlightHighlights: Bool(),
-  category: NStr(),
-  subcategory: NStr(),
-  publisherType: NStr(),
-  primaryColor: NStr(),
-  createdAt: Nullable(DateTime('Null for an account without a public profile.')),
-  updatedAt: Nullable(DateTime('Null for an account without a public profile.')),
-  businessProfileId: Str(),
-  hostUserId: Str(),
-  bitmoji3dUrl: NStr(),
-  canonicalUrl: Str(),
-  previewImageUrl: Str(),
-  relatedAccounts: Type.Array(
-    Obj({
-      username: Str(),
-      displayName: Str(),
-      profilePictureUrl: NStr(),
-      subscriberCount: Int(),
-      badge: Int(),
-    }),
-  ),
-  sameAsLinks: Type.Array(Str(), { description: 'Absolute URLs the profile links to.' }),
-  story: Nullable(
-    Obj(
-      {
-        id: NStr(),
-        thumbnailUrl: NStr(),
-        snapCount: Int(),
-        snaps: Type.Array(SnapmsgSnap),
-      },
-      'The current story; null when there is none.',
-    ),
-  ),
-  lenses: Type.Array(SnapmsgLens),
-  curatedHighlights: Type.Array(SnapmsgHighlight),
-  spotlightHighlights: Type.Array(SnapmsgHighlight),
-  counts: Obj({ lenses: Int(), curatedHighlights: Int(), spotlightHighlights: Int() }),
-});
 
 export const snapmsgProfile = endpoint({
   name: 'profile',
@@ -124,28 +29,9 @@ export const snapmsgProfile = endpoint({
     { additionalProperties: true },
   ),
   data: Obj({ profile: SnapmsgProfile, fetchedAt: DateTime() }),
-  normalise: (query) => {
-    const raw = query.username;
-    if (raw === undefined || raw === '') return { ok: false, details: [{ path: 'username', message: 'Required' }] };
-    const result = normaliseSnapmsgUsername(raw);
-    return result.ok
-      ? { ok: true, params: { username: result.username } }
-      : { ok: false, details: [{ path: 'username', message: result.message }] };
-  },
+  normalise: normaliseParam('username', normaliseSnapmsgUsername),
   exampleQuery: { username: 'lunavoss' },
-  extract: extractProfile as never,
-});
-
-const SpotlightComment = Obj({
-  id: Str(),
-  text: Str(),
-  authorDisplayName: Str(),
-  authorAvatarUrl: Str({ description: '`""` when the author has no avatar.' }),
-  likeCount: Int(),
-  replyCount: Int(),
-  timestamp: DateTime(),
-  updatedAt: DateTime('Equals `timestamp` when the comment was never edited.'),
-  rankingScore: Type.Number(),
+  extract: extractProfile,
 });
 
 export const snapmsgSpotlightComments = endpoint({
@@ -165,7 +51,7 @@ export const snapmsgSpotlightComments = endpoint({
     { additionalProperties: true },
   ),
   data: Obj({
-    comments: Type.Array(SpotlightComment),
+    comments: Type.Array(SnapmsgComment),
     count: Int({ description: 'Number of comments in this batch.' }),
     paging: Obj({
       cursor: Str({ description: 'Opaque cursor of the next batch; `""` at the end.' }),
@@ -176,5 +62,5 @@ export const snapmsgSpotlightComments = endpoint({
   paging: { param: 'cursor', field: 'cursor', flag: 'hasMore', end: '' },
   normalise: normaliseUrl(parseSpotlightUrl),
   exampleQuery: { url: 'https://www.snapmsg.example/spotlight/Qk3_vT8mZp2LwN5aYc1RdH7sJx0EuGf4KbViOq6yXn9MtW2zAeB8lC3oPr5UgA' },
-  extract: extractSpotlightComments as never,
+  extract: extractSpotlightComments,
 });

@@ -1,58 +1,45 @@
-// snapmsg extractors (upstream/snapmsg.md): `snapmsg.profile` reads one profile page;
+// The snapmsg extractors (README.md): `snapmsg.profile` reads one profile page;
 // `snapmsg.spotlight.comments` reads the Spotlight page and one comments batch, or, with a
 // cursor, only the comments batch at the position the cursor carries.
 import type { ExtractContext, Extractor, UpstreamPosition } from '../../endpoints/types.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
 import { fetchAndRead } from '../../upstream/read.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../upstream/types.ts';
-import { errorCode, mapCommentsPage, spotlightComments } from './comments.ts';
-import { readPage } from './html.ts';
-import { mapProfile } from './profile.ts';
-import { unrecognised } from './proto.ts';
-import { commentsRequest, profilePageRequest, spotlightPageRequest } from './requests.ts';
-import { parseSpotlightUrl, SNAPMSG_HOSTS, SPOTLIGHT_ID } from './urls.ts';
-
-const PLATFORM = 'snapmsg';
+import { parseJson } from '../shared/json-ld.ts';
+import { errorCode, mapCommentsPage, mapProfile, spotlightComments } from './mapping.ts';
+import { readPage } from './page.ts';
+import { commentsRequest, isBlockPath, profilePageRequest, spotlightPageRequest } from './requests.ts';
+import type { SnapmsgComment, SnapmsgProfile } from './schema.ts';
+import { PLATFORM, parseSpotlightUrl, SNAPMSG_HOSTS, SPOTLIGHT_ID } from './urls.ts';
 
 const outcome = (kind: UpstreamOutcome['kind'], message: string) => new UpstreamOutcome(kind, PLATFORM, `snapmsg: ${message}`);
+const unrecognised = (what: string) => new UpstreamOutcome('unrecognised', PLATFORM, `snapmsg page not recognised: ${what}`);
 
 /**
- * Sends one request and applies the rules every request of the chapter shares (section 6)
- * inside the client's retry loop, so that what they call transient is asked again, as the
- * client's own transient failures (an empty `200` body included) are.
+ * Sends one request and applies the rules every snapmsg request shares (README.md, "Signals")
+ * inside the client's retry loop; the client has already dealt with 429, 5xx and transport
+ * failures.
  */
 function send(request: UpstreamRequest, context: ExtractContext, what: string): Promise<UpstreamResponse> {
   return fetchAndRead(context.upstream, request, (response) => {
-    checkShared(response, what);
+    if (response.offPlatformLocation !== undefined) {
+      throw outcome('blocked', `the ${what} redirected off the platform (${response.offPlatformLocation})`);
+    }
+    if (isBlockPath(response.path)) throw outcome('blocked', `the ${what} redirected to ${response.path.split('?')[0]}`);
+    if (response.status === 403) throw outcome('blocked', `the ${what} answered HTTP 403 (request blocked)`);
     return response;
   });
 }
 
-/**
- * Section 6: 429 and 403 are blocks, a redirect to `/accounts/login…` or `/challenge…` (or
- * off the platform) is a block, a 5xx is transient.
- */
-function checkShared(response: UpstreamResponse, what: string): void {
-  if (response.offPlatformLocation !== undefined) {
-    throw outcome('blocked', `the ${what} redirected off the platform (${response.offPlatformLocation})`);
-  }
-  if (/^\/(accounts\/login|challenge)/.test(response.path)) {
-    throw outcome('blocked', `the ${what} redirected to ${response.path.split('?')[0]}`);
-  }
-  if (response.status === 429) throw outcome('blocked', `the ${what} answered HTTP 429 (rate limited)`);
-  if (response.status === 403) throw outcome('blocked', `the ${what} answered HTTP 403 (request blocked)`);
-  if (response.status >= 500) throw outcome('transient', `the ${what} answered HTTP ${response.status}`);
-}
-
-/** A page request's status: `200` is read, `404` is not found (4.10), anything else is not a page we know. */
+/** A page request's status: `200` is read, `404` is not found, anything else is not a page we know. */
 function checkPageStatus(response: UpstreamResponse, what: string): void {
   if (response.status === 404) throw outcome('not_found', `the ${what} does not exist (HTTP 404)`);
-  if (response.status !== 200) unrecognised(`the ${what} answered HTTP ${response.status}`);
+  if (response.status !== 200) throw unrecognised(`the ${what} answered HTTP ${response.status}`);
 }
 
 // ------------------------------------------------------------------ snapmsg.profile
 
-export const extractProfile: Extractor = async ({ params }, context) => {
+export const extractProfile: Extractor<{ profile: SnapmsgProfile }> = async ({ params }, context) => {
   const username = params.username;
   if (!username) throw new Error('snapmsg.profile: missing username parameter');
   const what = 'profile page';
@@ -65,24 +52,27 @@ export const extractProfile: Extractor = async ({ params }, context) => {
 
 // ------------------------------------------------------------------ snapmsg.spotlight.comments
 
-/** Posts one comments request (5.2, 5.5) and maps the batch. */
-async function commentsBatch(contextId: string, cursor: string, context: ExtractContext) {
+type CommentsData = { comments: SnapmsgComment[]; count: number };
+
+/** Posts one comments request and maps the batch. */
+async function commentsBatch(contextId: string, cursor: string, context: ExtractContext): Promise<{ data: CommentsData; next: UpstreamPosition | null }> {
   const what = 'comments request';
   const response = await send(commentsRequest(contextId, cursor), context, what);
+  const body = parseJson(response.body);
   if (response.status !== 200) {
-    const code = errorCode(response.body);
+    const code = errorCode(body);
     if (response.status === 404) throw outcome('not_found', `the comments context no longer exists (HTTP 404 ${code ?? ''})`.trim());
     if (response.status === 400 && code === 'INVALID_CURSOR' && cursor !== '') {
       throw outcome('rejected_cursor', 'the comments cursor was rejected upstream (INVALID_CURSOR)');
     }
-    unrecognised(`the comments request was answered HTTP ${response.status}${code ? ` ${code}` : ''}`);
+    throw unrecognised(`the comments request was answered HTTP ${response.status}${code ? ` ${code}` : ''}`);
   }
-  const { comments, nextCursor } = mapCommentsPage(response.body);
+  const { comments, nextCursor } = mapCommentsPage(body);
   const next: UpstreamPosition | null = nextCursor === null ? null : { contextId, cursor: nextCursor };
   return { data: { comments, count: comments.length }, next };
 }
 
-/** The canonical form `normalise` gives the `url` parameter, up to the id (section 2.2). */
+/** The canonical form `normalise` gives the `url` parameter, up to the id. */
 const CANONICAL_SPOTLIGHT = `https://${SNAPMSG_HOSTS.canonical}/spotlight/`;
 
 /**
@@ -97,7 +87,7 @@ function spotlightIdOf(url: string): string {
   return parsed.spotlightId;
 }
 
-export const extractSpotlightComments: Extractor = async ({ params, position }, context) => {
+export const extractSpotlightComments: Extractor<CommentsData> = async ({ params, position }, context) => {
   if (position !== null) {
     const { contextId, cursor } = position;
     if (typeof contextId !== 'string' || contextId === '' || typeof cursor !== 'string' || cursor === '') {
@@ -113,7 +103,6 @@ export const extractSpotlightComments: Extractor = async ({ params, position }, 
   if (page.kind === 'error_page') throw outcome('not_found', `the ${what} is a Next.js error page (Spotlight not found)`);
   const info = spotlightComments(page.nextData, spotlightId);
   if (info.kind === 'missing') throw outcome('not_found', `the ${what} does not hold Spotlight ${spotlightId}`);
-  if (info.kind === 'disabled') return { data: { comments: [], count: 0 }, next: null }; // 5.4: no comments request
+  if (info.kind === 'disabled') return { data: { comments: [], count: 0 }, next: null }; // no comments request
   return commentsBatch(info.contextId, '', context);
 };
-

@@ -1,5 +1,6 @@
 // snapmsg: public profiles and Spotlight comments (README.md).
 import { definePlatform } from '../../endpoints/define.ts';
 import { description, snapmsgProfile, snapmsgSpotlightComments } from './endpoints.ts';
+import { PLATFORM } from './urls.ts';
 
-export const snapmsg = definePlatform({ id: 'snapmsg', description, endpoints: [snapmsgProfile, snapmsgSpotlightComments] });
+export const snapmsg = definePlatform({ id: PLATFORM, description, endpoints: [snapmsgProfile, snapmsgSpotlightComments] });

@@ -1,21 +1,21 @@
-// The upstream requests of snapmsg (upstream/snapmsg.md sections 3, 4, 5.2). The browser-like
+// The upstream requests of snapmsg (README.md, "Requests"). The browser-like
 // headers every request carries (`User-Agent`, `Accept-Language`, and per `kind` the `Accept`
 // and `Sec-Fetch-*` set) are added by the upstream client; only `Content-Type` is ours.
 import type { UpstreamRequest } from '../../upstream/types.ts';
 
-/** Comments asked per request: the service always sends 20 (5.2). */
+/** Comments asked per request: the service always sends 20. */
 export const COMMENTS_PER_PAGE = 20;
 
 export const COMMENTS_PATH = '/api/spotlight/comments';
 
-/** `GET /add/{lower-cased username}`: every allowed character is URL-safe (2.1). */
+/** `GET /add/{lower-cased username}`: every allowed character is URL-safe. */
 export const profilePageRequest = (username: string): UpstreamRequest => ({
   method: 'GET',
   path: `/add/${username.toLowerCase()}`,
   kind: 'page',
 });
 
-/** `GET /spotlight/{spotlightId}`: always the short form (2.2). */
+/** `GET /spotlight/{spotlightId}`: always the short form. */
 export const spotlightPageRequest = (spotlightId: string): UpstreamRequest => ({
   method: 'GET',
   path: `/spotlight/${spotlightId}`,
@@ -30,3 +30,6 @@ export const commentsRequest = (contextId: string, cursor: string): UpstreamRequ
   headers: { 'content-type': 'application/json' },
   body: JSON.stringify({ contextId, cursor, count: COMMENTS_PER_PAGE }),
 });
+
+/** `/accounts/login…` or `/challenge…`: where snapmsg sends visitors it blocks. */
+export const isBlockPath = (path: string): boolean => /^\/(accounts\/login|challenge)/.test(path);

@@ -1,6 +1,8 @@
-// snapmsg inputs (upstream/snapmsg.md section 2): the profile endpoint's `username` and the
+// snapmsg inputs (README.md, "Inputs"): the profile endpoint's `username` and the
 // Spotlight URL of the comments endpoint. Pure functions: no I/O.
 import { checkPlatformUrl, type PlatformHosts } from '../shared/url.ts';
+
+export const PLATFORM = 'snapmsg';
 
 export const SNAPMSG_HOSTS: PlatformHosts = {
   canonical: 'www.snapmsg.example',
