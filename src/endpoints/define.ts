@@ -36,6 +36,18 @@ export interface Platform {
   endpoints: readonly EndpointDeclaration[];
 }
 
+/** `extract`, with a page its mapping does not recognise (`UnrecognisedData`) as the platform's `unrecognised` outcome. */
+export function withPlatformOutcomes<T>(platformId: string, extract: Extractor<T>): Extractor<T> {
+  return async (request, context) => {
+    try {
+      return await extract(request, context);
+    } catch (error) {
+      if (error instanceof UnrecognisedData) throw new UpstreamOutcome('unrecognised', platformId, `${platformId} page not recognised: ${error.message}`, { cause: error });
+      throw error;
+    }
+  };
+}
+
 /**
  * A platform and its endpoints, as the core sees them. A mapping that finds a page not as the
  * platform's README describes it throws `UnrecognisedData`; it reaches the core as the platform's
@@ -55,14 +67,7 @@ export function definePlatform(platform: {
       path: `/v1/${platform.id}/${name.replaceAll('.', '/')}`,
       platform: platform.id,
       platformDescription: platform.description,
-      extractor: async (request, context) => {
-        try {
-          return await extract(request, context);
-        } catch (error) {
-          if (error instanceof UnrecognisedData) throw new UpstreamOutcome('unrecognised', platform.id, `${platform.id} page not recognised: ${error.message}`, { cause: error });
-          throw error;
-        }
-      },
+      extractor: withPlatformOutcomes(platform.id, extract),
     })),
   };
 }

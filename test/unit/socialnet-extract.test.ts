@@ -9,10 +9,11 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { Parser } from 'htmlparser2';
-import type { ExtractContext, ExtractResult, UpstreamPosition } from '../../src/endpoints/types.ts';
+import type { ExtractContext, Extractor, ExtractResult, UpstreamPosition } from '../../src/endpoints/types.ts';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../src/upstream/types.ts';
 import { UpstreamOutcome, type OutcomeKind } from '../../src/upstream/outcomes.ts';
 import { endpointsOf } from '../support/endpoints.ts';
+import { withPlatformOutcomes } from '../../src/endpoints/define.ts';
 import {
   MemorySessionStore,
   createSocialnetExtractors,
@@ -23,9 +24,8 @@ import type { SessionStore, SocialnetSession } from '../../src/platforms/socialn
 import { decodeHtml, readBlocks, scanPage } from '../../src/platforms/socialnet/html.ts';
 import { pagePath } from '../../src/platforms/socialnet/pages.ts';
 import { graphqlRequest, RELAY_PROVIDER_FLAGS, stripPrefix } from '../../src/platforms/socialnet/graphql.ts';
-import { countFromLabel, isoFromSeconds, unshim } from '../../src/platforms/socialnet/parse-common.ts';
-import { Node } from '../../src/platforms/socialnet/reader.ts';
-import { likesOf, usernameOf } from '../../src/platforms/socialnet/parse-profile.ts';
+import { countFromLabel, likesOf, unshim, usernameOf } from '../../src/platforms/socialnet/mapping.ts';
+import { integer, root, string, UnrecognisedData } from '../../src/platforms/shared/read.ts';
 
 // ---------------------------------------------------------------- fixtures
 
@@ -321,7 +321,7 @@ type Extractors = SocialnetExtractors;
 const socialnetEndpoints = endpointsOf('socialnet');
 
 const run = (extractors: Extractors, name: keyof Extractors, params: Record<string, string>, position: UpstreamPosition | null, upstream: Upstream): Promise<ExtractResult> =>
-  extractors[name]({ params, position }, contextFor(upstream));
+  withPlatformOutcomes<Record<string, unknown>>('socialnet', extractors[name] as Extractor<Record<string, unknown>>)({ params, position }, contextFor(upstream));
 
 const posts = (ex: Extractors, params: Record<string, string>, position: UpstreamPosition | null, upstream: Upstream) =>
   run(ex, 'posts', params, position, upstream);
@@ -1465,12 +1465,6 @@ describe('building blocks', () => {
     assert.equal(request.body, reference.toString());
   });
 
-  test('isoFromSeconds gives what Date#toISOString gives (5.1)', () => {
-    const samples = [0, 1, 59, 86_399, 86_400, 951_782_400, 951_868_800, 1_766_581_247, 4_102_444_800, 253_402_300_799, 253_402_300_800, 1.5, -1, -86_401, 8.64e12];
-    for (let seconds = 0; seconds < 253_402_300_800; seconds += 7_777_777) samples.push(seconds);
-    for (const seconds of samples) assert.equal(isoFromSeconds(seconds), new Date(seconds * 1000).toISOString(), String(seconds));
-  });
-
   test('unshim reads l.php however URL parsing spells it, and leaves anything else alone (5.4)', () => {
     assert.equal(unshim('https://www.socialnet.example/l.p\thp?u=https%3A%2F%2Fa.example%2F'), 'https://a.example/');
     assert.equal(unshim('https://www.socialnet.example/x/../l.php?u=b'), 'b');
@@ -1489,18 +1483,17 @@ describe('building blocks', () => {
   });
 
   test('a missing member is named by its whole path, list indexes included', () => {
-    const document = new Node({ data: { edges: [{ node: {} }, { node: { id: 7 } }] } }, 'timeline line 1');
+    const document = root({ data: { edges: [{ node: {} }, { node: { id: 7 } }] } }, 'timeline line 1');
     const [, second] = document.node('data').list('edges');
-    assert.throws(() => second?.node('node').str('id'), (error: unknown) => {
-      assert.ok(error instanceof UpstreamOutcome);
-      assert.equal(error.kind, 'unrecognised');
-      assert.match(error.message, /missing a string at timeline line 1\.data\.edges\[1\]\.node\.id/);
+    assert.throws(() => second?.node('node').get('id', string), (error: unknown) => {
+      assert.ok(error instanceof UnrecognisedData);
+      assert.match(error.message, /^timeline line 1\.data\.edges\[1\]\.node\.id: expected a string, found a number/);
       return true;
     });
-    assert.throws(() => document.list('data.edges.0.node.more'), /missing an array at timeline line 1\.data\.edges\.0\.node\.more$/);
+    assert.throws(() => document.list('data.edges.0.node.more'), /timeline line 1\.data\.edges\[0\]\.node\.more: expected an array, found nothing$/);
     assert.deepEqual(document.listOrEmpty('data.edges.0.node.more'), []);
-    assert.equal(document.intOrNull('data.edges.1.node.id'), 7);
-    assert.equal(document.strOrNull('data.edges.0.node.toString'), null);
+    assert.equal(document.orNull('data.edges.1.node.id', integer), 7);
+    assert.equal(document.orNull('data.edges.0.node.toString', string), null);
   });
 
   test('stripPrefix removes leading whitespace and one for (;;);', () => {

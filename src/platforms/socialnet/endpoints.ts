@@ -8,13 +8,12 @@ import {
   Nullable,
   Obj,
   QueryText,
-  ReactionByType,
   TokenParam,
   UrlParam,
-  Url,
   readBoolean,
 } from '../../endpoints/schemas/common.ts';
 import { PAGE_ID_MESSAGE, isSocialnetId, parseSocialnetUrl } from './urls.ts';
+import { Post, Profile, Reel, Reply } from './schema.ts';
 import { socialnetExtractors } from './extract.ts';
 
 // ---------------------------------------------------------------- shared pieces
@@ -35,249 +34,6 @@ const Paging = Obj(
 const CURSOR_PAGING = { param: 'cursor', field: 'cursor', flag: 'hasNextPage', end: null } as const;
 
 const cursorParam = TokenParam('`paging.cursor` of a previous response; repeat the target parameters of the first call.');
-
-const ReactionsByType = Type.Array(ReactionByType, {
-  description: 'Per reaction type (`Like`, `Love`, `Care`, `Haha`, `Wow`, `Sad`, `Angry`), upstream order; may be empty.',
-});
-
-/** Genders of socialnet.md 5.3 / 9.2 (a fixed set: pages are `NEUTER`). */
-const Gender = Type.Union([
-  Type.Literal('MALE'),
-  Type.Literal('FEMALE'),
-  Type.Literal('NEUTER'),
-  Type.Literal('UNKNOWN'),
-]);
-
-// ---------------------------------------------------------------- 2.2 timeline post
-
-/** `media` of a post (socialnet.md 6.8). */
-const Media = Obj(
-  {
-    type: Type.Union([Type.Literal('photo'), Type.Literal('album'), Type.Literal('video')]),
-    videoId: Nullable(Type.String()),
-    videoUrl: Nullable(Url()),
-    videoHdUrl: Nullable(Url()),
-    videoSdUrl: Nullable(Url()),
-    thumbnailUrl: Url(),
-    width: Nullable(Type.Integer()),
-    height: Nullable(Type.Integer()),
-    durationSeconds: Nullable(Type.Number({ description: 'May be fractional.' })),
-    images: Type.Array(Url(), { description: 'Photo: its image; album: every image in order; video: `[]`.' }),
-    music: Nullable(
-      Obj({ trackTitle: Type.String(), isOriginalAudio: Type.Boolean(), soundtrackId: Type.String() }, 'Video soundtrack.'),
-    ),
-  },
-  'Photo, album or video of the post.',
-);
-
-/** `link` of a post: the shape socialnet.md 6.9 fixes where the API spec leaves it open. */
-const Link = Obj(
-  {
-    url: Url('Target URL, unshimmed.'),
-    title: Nullable(Type.String()),
-    description: Nullable(Type.String()),
-    domain: Nullable(Type.String()),
-    imageUrl: Nullable(Url()),
-  },
-  'Shared-link preview.',
-);
-
-const PostAuthor = Obj({
-  name: Type.String(),
-  id: Type.String(),
-  url: Url(),
-  avatarUrl: Url(),
-  verified: Nullable(Type.Boolean({ description: '`null` when the post does not say.' })),
-});
-
-const PostStats = Obj({
-  reactions: Type.Integer(),
-  reactionsByType: ReactionsByType,
-  comments: Type.Integer(),
-  shares: Type.Integer(),
-  views: Nullable(Type.Integer({ description: 'Video posts only.' })),
-  viewsLabel: Nullable(Type.String({ description: 'Abbreviated view count, video posts only.' })),
-});
-
-/** `topComments` item (socialnet.md 6.10), with the two fields api-decisions adds. */
-const TopComment = Obj({
-  id: Type.String(),
-  text: Type.String(),
-  author: Obj({ name: Type.String(), id: Type.String(), url: Url(), avatarUrl: Url(), verified: Type.Boolean() }),
-  reactions: Type.Integer(),
-  reactionsByType: ReactionsByType,
-  replyCount: Type.Integer(),
-  feedbackId: Type.String({ description: 'Input `feedbackId` of /v1/socialnet/post/comment/replies.' }),
-  expansionToken: Type.String({ description: 'Input `expansionToken` of /v1/socialnet/post/comment/replies.' }),
-  createdAtMs: Type.Integer(),
-  createdAt: DateTime(),
-  url: Url(),
-});
-
-const postProperties = {
-  postId: Type.String(),
-  storyId: Type.String(),
-  url: Url('Permalink.'),
-  text: Type.String({ description: '`""` when the post has no text.' }),
-  author: PostAuthor,
-  createdAt: DateTime(),
-  createdTimestamp: Type.Integer({ description: 'Unix seconds.' }),
-  media: Nullable(Media),
-  link: Nullable(Link),
-  stats: PostStats,
-  topComments: Type.Array(TopComment, { description: 'Up to 2 top comments, in display order.' }),
-  isReshare: Type.Boolean(),
-};
-
-/** `sharedPost` (socialnet.md 6.11): the original story, same shape, nested once. */
-const SharedPost = Obj(
-  { ...postProperties, sharedPost: Type.Null({ description: 'Always `null`: nested once only.' }) },
-  'The original post of a reshare.',
-);
-
-const Post = Obj({ ...postProperties, sharedPost: Nullable(SharedPost) }, 'Timeline post (api-spec 2.2).');
-
-// ---------------------------------------------------------------- 2.4 comment reply
-
-/** Reply attachment: the shape socialnet.md 8.6 fixes. */
-const ReplyAttachment = Obj({
-  type: Type.Union([
-    Type.Literal('photo'),
-    Type.Literal('sticker'),
-    Type.Literal('gif'),
-    Type.Literal('video'),
-    Type.Literal('link'),
-  ]),
-  id: Nullable(Type.String({ description: '`null` for links.' })),
-  url: Url(),
-  width: Nullable(Type.Integer()),
-  height: Nullable(Type.Integer()),
-});
-
-const Reply = Obj(
-  {
-    id: Type.String(),
-    legacyId: Type.String(),
-    text: Type.String({ description: '`""` for a sticker- or photo-only reply.' }),
-    author: Obj({
-      id: Type.String(),
-      name: Type.String(),
-      shortName: Type.String(),
-      url: Url(),
-      avatarUrl: Url(),
-      verified: Type.Boolean(),
-      gender: Gender,
-      isPage: Type.Boolean(),
-    }),
-    createdAt: DateTime(),
-    createdTimestamp: Type.Integer({ description: 'Unix seconds.' }),
-    reactionCount: Type.Integer(),
-    reactionsByType: ReactionsByType,
-    replyCount: Type.Integer({ description: "The reply's own reply count." }),
-    feedbackId: Type.String({ description: "The reply's feedback id." }),
-    expansionToken: Type.String({ description: "Token to list this reply's own replies." }),
-    url: Url('Permalink.'),
-    depth: Type.Integer(),
-    isAuthorOriginalPoster: Type.Boolean(),
-    attachments: Type.Array(ReplyAttachment),
-  },
-  'Comment reply (api-spec 2.4).',
-);
-
-// ---------------------------------------------------------------- 2.5 reel
-
-const Reel = Obj(
-  {
-    videoId: Type.String(),
-    postId: Type.String(),
-    storyId: Type.String(),
-    url: Url('Permalink.'),
-    caption: Nullable(Type.String()),
-    createdAt: DateTime(),
-    createdTimestamp: Type.Integer({ description: 'Unix seconds.' }),
-    durationSeconds: Type.Number({ description: 'May be fractional.' }),
-    width: Type.Integer(),
-    height: Type.Integer(),
-    thumbnailUrl: Url(),
-    videoUrl: Url('Direct MP4 URL (HD when available, else SD).'),
-    author: Obj({ id: Type.String(), name: Type.String(), url: Url(), avatarUrl: Url(), isVerified: Type.Boolean() }),
-    audio: Nullable(
-      Obj(
-        { trackTitle: Type.String(), isOriginalAudio: Type.Boolean(), soundtrackId: Type.String() },
-        '`null` when the reel has no soundtrack.',
-      ),
-    ),
-    stats: Obj({
-      reactions: Type.Integer({ description: 'Exact.' }),
-      comments: Type.Integer({ description: 'Exact.' }),
-      sharesLabel: Type.String({ description: 'Abbreviated.' }),
-      viewsLabel: Type.String({ description: 'Abbreviated.' }),
-    }),
-    feedbackId: Type.String(),
-  },
-  'Reel (api-spec 2.5).',
-);
-
-// ---------------------------------------------------------------- 2.7 page/profile info
-
-const CountLabel = Obj({ count: Type.Integer(), label: Type.String() });
-
-const HoursStatus = Type.Union([
-  Type.Literal('Open now'),
-  Type.Literal('Closes soon'),
-  Type.Literal('Closed now'),
-  Type.Literal('Opens soon'),
-  Type.Literal('Always open'),
-  Type.Literal('Temporarily closed'),
-  Type.Literal('Permanently closed'),
-]);
-
-/**
- * Profile info (socialnet.md 9.6). Fields are nullable where 9.6 says so and, in addition,
- * where the gated (limited) response of 9.7 sets them to `null`.
- */
-const Profile = Obj(
-  {
-    id: Nullable(Type.String({ description: '`null` only in a gated response without an id.' })),
-    name: Type.String(),
-    url: Url(),
-    username: Nullable(Type.String({ description: 'The vanity; `null` for id-only profiles.' })),
-    alternateName: Nullable(Type.String()),
-    gender: Nullable(Gender),
-    verified: Nullable(Type.Boolean()),
-    categories: Type.Array(Type.String()),
-    profilePictureUrl: Url(),
-    profilePicture: Nullable(Obj({ small: Url(), medium: Url(), large: Url() })),
-    coverPhotoUrl: Nullable(Url()),
-    followers: Nullable(CountLabel),
-    following: Nullable(CountLabel),
-    likes: Nullable(CountLabel),
-    intro: Nullable(Type.String()),
-    contact: Nullable(
-      Obj({
-        phone: Nullable(Type.String()),
-        email: Nullable(Type.String()),
-        website: Nullable(Url()),
-        address: Nullable(Type.String()),
-      }),
-    ),
-    links: Type.Array(
-      Obj({
-        type: Type.String({ description: 'Uppercase network code (open set, e.g. `PICSHARE`), or `WEBSITE`.' }),
-        label: Type.String(),
-        url: Url(),
-        value: Type.String(),
-      }),
-    ),
-    rating: Nullable(Type.String()),
-    isBusinessPage: Nullable(Type.Boolean()),
-    otherDetails: Type.Array(
-      Obj({ type: Type.String({ description: 'Upstream field type, e.g. `price_range`.' }), text: Type.String() }),
-    ),
-    businessHours: Nullable(Obj({ status: HoursStatus }, 'Current status only.')),
-  },
-  'Page/profile info (api-spec 2.7).',
-);
 
 // ---------------------------------------------------------------- normalisation
 
@@ -377,7 +133,7 @@ export const socialnetProfilePosts = endpoint({
   paging: CURSOR_PAGING,
   normalise: normalisePosts,
   exampleQuery: { url: 'https://www.socialnet.example/harborbistro' },
-  extract: socialnetExtractors.posts as never,
+  extract: socialnetExtractors.posts,
 });
 
 export const socialnetProfileReels = endpoint({
@@ -406,7 +162,7 @@ export const socialnetProfileReels = endpoint({
   paging: CURSOR_PAGING,
   normalise: normaliseReels,
   exampleQuery: { url: 'https://www.socialnet.example/harborbistro' },
-  extract: socialnetExtractors.reels as never,
+  extract: socialnetExtractors.reels,
 });
 
 export const socialnetPostCommentReplies = endpoint({
@@ -441,7 +197,7 @@ export const socialnetPostCommentReplies = endpoint({
     feedbackId: 'ZmVlZGJhY2s6MTA5MjM0NTY3ODkwMTIzNF84ODIyMDE0NTc3MzE5MDQ=',
     expansionToken: 'MTpjb21tZW50OjE64iKXRAof8p6rehmbW8ENzv28V90PETgWc4Sbu85M',
   },
-  extract: socialnetExtractors.replies as never,
+  extract: socialnetExtractors.replies,
 });
 
 export const socialnetProfile = endpoint({
@@ -475,5 +231,5 @@ export const socialnetProfile = endpoint({
   switches: ['businessHours', 'allowGated'],
   normalise: normaliseProfile,
   exampleQuery: { url: 'https://www.socialnet.example/harborbistro' },
-  extract: socialnetExtractors.profile as never,
+  extract: socialnetExtractors.profile,
 });

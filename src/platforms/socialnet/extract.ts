@@ -5,9 +5,10 @@
 import type { ExtractContext, Extractor, UpstreamPosition } from '../../endpoints/types.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
 import { fetchAndRead } from '../../upstream/read.ts';
-import type { Node } from './reader.ts';
-import { PLATFORM, unrecognised } from './reader.ts';
-import { checkRedirect, loadPage, pagePath, referenceOf, type PageResult } from './pages.ts';
+import { integer, string, type Node } from '../shared/read.ts';
+import { checkRedirect, loadPage, pagePath, referenceOf, unrecognised, type PageResult } from './pages.ts';
+import type { Post, Profile, Reel, Reply } from './schema.ts';
+import { PLATFORM } from './urls.ts';
 import { scanPage, readBlocks, type PreloaderKind } from './html.ts';
 import { isPageInfoLine, runQuery } from './graphql.ts';
 import {
@@ -21,11 +22,7 @@ import {
   type SessionStore,
   type SocialnetSession,
 } from './session.ts';
-import { nextCursor } from './parse-common.ts';
-import { mapPost } from './parse-post.ts';
-import { mapReel } from './parse-reel.ts';
-import { mapReply } from './parse-reply.ts';
-import { mapGatedProfile, mapProfile, readAboutFields, readBusinessHours } from './parse-profile.ts';
+import { mapGatedProfile, mapPost, mapProfile, mapReel, mapReply, nextCursor, readAboutFields, readBusinessHours } from './mapping.ts';
 
 export { MemorySessionStore, type SessionStore, type SocialnetSession } from './session.ts';
 
@@ -70,10 +67,10 @@ const gated = (result: Extract<PageResult, { kind: 'gated' }>, what: string): Up
 
 /** The extractor of each socialnet endpoint. */
 export interface SocialnetExtractors {
-  posts: Extractor;
-  reels: Extractor;
-  replies: Extractor;
-  profile: Extractor;
+  posts: Extractor<{ posts: Post[]; postCount: number }>;
+  reels: Extractor<{ reels: Reel[]; reelCount: number }>;
+  replies: Extractor<{ replies: Reply[]; replyCount: number; feedbackId: string }>;
+  profile: Extractor<{ gated: boolean; profile: Profile }>;
 }
 
 export function createSocialnetExtractors(options: SocialnetExtractorOptions = {}): SocialnetExtractors {
@@ -103,7 +100,7 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
 
   // ------------------------------------------------------------ 4.1 profile posts (6)
 
-  const posts: Extractor = async ({ params, position }, context) => {
+  const posts: SocialnetExtractors['posts'] = async ({ params, position }, context) => {
     let profileId: string;
     let stories: Node[];
     let cursor: string | null;
@@ -114,7 +111,7 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
       if (result.kind === 'gated') throw gated(result, 'the profile');
       const user = preloader(result, 'timeline').node('data.user');
       const units = user.node('timeline_list_feed_units');
-      profileId = user.str('id');
+      profileId = user.get('id', string);
       stories = units.list('edges').map((edge) => edge.node('node'));
       cursor = nextCursor(units.node('page_info'));
       firstBatch = true;
@@ -142,14 +139,14 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
 
   // ------------------------------------------------------------ 4.4 profile reels (7)
 
-  const reels: Extractor = async ({ params, position }, context) => {
+  const reels: SocialnetExtractors['reels'] = async ({ params, position }, context) => {
     let profileId: string;
     let collection: Node;
     if (position === null) {
       // 7.1 / 7.2: the reels tab; the collection id is read from it, never built.
       const result = await page(context, pagePath(referenceOf(params.url), 'reels'), ['reels']);
       if (result.kind === 'gated') throw gated(result, 'the profile');
-      profileId = preloader(result, 'header').str('data.user.profile_header_renderer.user.id');
+      profileId = preloader(result, 'header').get('data.user.profile_header_renderer.user.id', string);
       collection = preloader(result, 'reels').node('data.node');
     } else {
       // 7.3: the reels query with the carried collection id and cursor.
@@ -162,7 +159,7 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
       });
       collection = document.node('data.node');
     }
-    const collectionId = collection.str('id');
+    const collectionId = collection.get('id', string);
     const connection = collection.node('aggregated_sn_shorts');
     const mapped = connection.list('edges').map((edge) => mapReel(edge));
     const cursor = nextCursor(connection.node('page_info'));
@@ -174,7 +171,7 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
 
   // ------------------------------------------------------------ 4.3 comment replies (8)
 
-  const replies: Extractor = async ({ params, position }, context) => {
+  const replies: SocialnetExtractors['replies'] = async ({ params, position }, context) => {
     // 8.1: the API's feedbackId and expansionToken go unchanged into the query.
     const feedbackId = position === null ? (params.feedbackId ?? '') : required(position, 'feedbackId');
     const expansionToken = position === null ? (params.expansionToken ?? '') : required(position, 'expansionToken');
@@ -189,14 +186,14 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
     const mapped = connection.list('edges').map((edge) => mapReply(edge.node('node')));
     const cursor = nextCursor(connection.node('page_info'));
     return {
-      data: { replies: mapped, replyCount: N.int('replies_fields.total_count'), feedbackId: N.str('id') },
+      data: { replies: mapped, replyCount: N.get('replies_fields.total_count', integer), feedbackId: N.get('id', string) },
       next: cursor === null ? null : { feedbackId, expansionToken, cursor },
     };
   };
 
   // ------------------------------------------------------------ 4.6 profile info (9)
 
-  const profile: Extractor = async ({ params }, context) => {
+  const profile: SocialnetExtractors['profile'] = async ({ params }, context) => {
     const reference = referenceOf(params.url);
     const about = await page(context, pagePath(reference, 'about'), ['about']);
     if (about.kind === 'gated') {
@@ -206,7 +203,7 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
     }
     const U = preloader(about, 'header').node('data.user.profile_header_renderer.user');
     const fields = readAboutFields(preloader(about, 'about').node('data.user'));
-    let hours: { status: string } | null = null;
+    let hours: Profile['businessHours'] = null;
     if (params.businessHours !== 'false') {
       // 9.1 step 2 / 9.4: the hours are only on the profile page's intro tiles.
       const main = await page(context, pagePath(reference, 'profile'), ['introTiles']);
@@ -284,7 +281,7 @@ function readTimeline(lines: readonly [Node, ...Node[]]): { stories: Node[]; cur
   const stories = first.listOrEmpty('data.node.timeline_list_feed_units.edges').map((edge) => edge.node('node'));
   let pageInfo: Node | null = null;
   for (const line of rest) {
-    const label = line.get('label');
+    const label = line.at('label').value;
     if (typeof label !== 'string') continue;
     if (label.includes('$stream$')) stories.push(line.node('data.node'));
     else if (isPageInfoLine(line) && pageInfo === null) pageInfo = line.node('data.page_info');

@@ -2,8 +2,9 @@
 // persisted query, the response framing (one JSON document, or NDJSON for the timeline, with or
 // without the `for (;;);` prefix), error classification, and one retry with a new session after
 // a stale-session error.
-import { Node, PLATFORM, unrecognised } from './reader.ts';
-import { checkRedirect } from './pages.ts';
+import { root, type Node } from '../shared/read.ts';
+import { checkRedirect, unrecognised } from './pages.ts';
+import { PLATFORM } from './urls.ts';
 import { scanPage } from './html.ts';
 import type { QueryName, SessionContext, Sessions, SocialnetSession } from './session.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
@@ -88,7 +89,7 @@ const parseJson = (text: string): unknown => {
 
 /** A timeline line that carries the page_info of the page (6.4): its label ends in `$page_info`. */
 export function isPageInfoLine(line: Node): boolean {
-  const label = line.get('label');
+  const label = line.at('label').value;
   return typeof label === 'string' && label.endsWith('$page_info');
 }
 
@@ -108,7 +109,7 @@ export function readGraphqlResponse(response: UpstreamResponse, framing: Framing
   if (framing === 'json') {
     const document = parseJson(text);
     if (document === undefined) throw notJson(text);
-    documents.push(new Node(document, 'GraphQL response'));
+    documents.push(root(document, 'GraphQL response'));
   } else {
     const lines = text.split('\n').map((line) => line.trim()).filter((line) => line !== '');
     for (const [index, line] of lines.entries()) {
@@ -119,7 +120,7 @@ export function readGraphqlResponse(response: UpstreamResponse, framing: Framing
         if (index === lines.length - 1) throw new UpstreamOutcome('transient', PLATFORM, 'timeline response cut off');
         throw unrecognised(`timeline response line ${index + 1} is not JSON`);
       }
-      documents.push(new Node(document, `timeline line ${index + 1}`));
+      documents.push(root(document, `timeline line ${index + 1}`));
     }
   }
 
@@ -127,10 +128,10 @@ export function readGraphqlResponse(response: UpstreamResponse, framing: Framing
   if (first === undefined || first.value === null || typeof first.value !== 'object' || Array.isArray(first.value)) {
     throw unrecognised('GraphQL response is not a JSON object');
   }
-  const critical = first.listOrEmpty('errors').find((error) => error.get('severity') === 'CRITICAL');
+  const critical = first.listOrEmpty('errors').find((error) => error.at('severity').value === 'CRITICAL');
   if (critical !== undefined) {
-    const code = critical.get('code');
-    const message = typeof critical.get('message') === 'string' ? (critical.get('message') as string) : '';
+    const code = critical.at('code').value;
+    const message = typeof critical.at('message').value === 'string' ? (critical.at('message').value as string) : '';
     switch (code) {
       case ERROR_CODES.rateLimit:
         throw new UpstreamOutcome('blocked', PLATFORM, `GraphQL rate limit (${code} ${message})`);

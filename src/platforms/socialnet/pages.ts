@@ -1,11 +1,14 @@
 // Page requests (upstream/socialnet.md 2.5, 3.1) and the classification of a page response
 // (11.3): content, gated, not found, blocked or unrecognised.
-import { Node, PLATFORM, unrecognised } from './reader.ts';
+import { root, type Node } from '../shared/read.ts';
 import { findPreloader, readBlocks, scanPage, PRELOADERS, type PreloaderKind, type ScannedPage, type SjsContent } from './html.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
 import { fetchAndRead } from '../../upstream/read.ts';
 import type { Upstream, UpstreamResponse } from '../../upstream/types.ts';
-import { parseSocialnetUrl, type ProfileReference } from './urls.ts';
+import { PLATFORM, parseSocialnetUrl, type ProfileReference } from './urls.ts';
+
+/** A page or answer that is not what README.md describes, where no single path names the problem. */
+export const unrecognised = (what: string): UpstreamOutcome => new UpstreamOutcome('unrecognised', PLATFORM, what);
 
 export type PageKind = 'profile' | 'reels' | 'about';
 
@@ -73,7 +76,7 @@ export function readPage(response: UpstreamResponse, path: string, needs: readon
   const results = new Map<PreloaderKind, Node>();
   for (const kind of ['header', ...needs] as const) {
     const result = findPreloader(sjs, kind);
-    if (result !== undefined) results.set(kind, new Node(result, `${kind} preloader`));
+    if (result !== undefined) results.set(kind, root(result, `${kind} preloader`));
   }
   if (results.has('header')) {
     const missing = needs.find((kind) => !results.has(kind));

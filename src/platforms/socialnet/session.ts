@@ -11,7 +11,8 @@
 // - a stale-session error (4.7) discards the session that failed and loads a new one, once for
 //   all the requests that failed with that same session.
 import type { ScannedPage, SjsContent } from './html.ts';
-import { PLATFORM, unrecognised } from './reader.ts';
+import { unrecognised } from './pages.ts';
+import { PLATFORM } from './urls.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
 import type { Upstream } from '../../upstream/types.ts';
 

@@ -4,6 +4,8 @@
 import { checkPlatformUrl, type PlatformHosts } from '../shared/url.ts';
 
 /** Hosts of 2.1: `www.socialnet.example` is canonical. */
+export const PLATFORM = 'socialnet';
+
 export const SOCIALNET_HOSTS: PlatformHosts = {
   canonical: 'www.socialnet.example',
   accepted: ['www.socialnet.example', 'socialnet.example', 'm.socialnet.example', 'web.socialnet.example'],
