@@ -1,5 +1,5 @@
 // Every error the API answers with: created once with its status and code, rendered in the
-// envelope of api-spec.md section 7.
+// error envelope `{ error: { code, message, requestId, details? } }`.
 import type { ValidationDetail } from '../endpoints/types.ts';
 
 export type ErrorCode =
@@ -57,7 +57,7 @@ export class ApiError extends Error {
 export const validationError = (details: ValidationDetail[]) =>
   new ApiError('VALIDATION_ERROR', 'The query parameters are invalid; see details.', { details });
 
-/** The error body of section 7; `details` only on validation errors. */
+/** The error body; `details` only on validation errors. */
 export function errorBody(error: ApiError, requestId: string): string {
   const body: { code: string; message: string; requestId: string; details?: ValidationDetail[] } = {
     code: error.code,

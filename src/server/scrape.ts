@@ -1,6 +1,6 @@
 // The path of one API request after authentication and the rate limit: validate, cache,
 // reserve a credit, scrape (shared with identical scrapes in flight), check the output,
-// store it, then keep or give back the credit. See design.md, "The path of one request".
+// store it, then keep or give back the credit.
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';

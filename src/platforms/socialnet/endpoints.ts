@@ -28,7 +28,7 @@ const Paging = Obj(
     cursor: Nullable(Type.String({ description: 'Pass back as `cursor` for the next page; `null` at the end.' })),
     hasNextPage: Type.Boolean(),
   },
-  'Pagination (api-spec 2.1).',
+  'Pagination.',
 );
 
 const CURSOR_PAGING = { param: 'cursor', field: 'cursor', flag: 'hasNextPage', end: null } as const;
@@ -78,7 +78,7 @@ function normaliseReels(query: RawQuery): NormaliseResult {
 
 function normaliseReplies(query: RawQuery): NormaliseResult {
   const details: ValidationDetail[] = [];
-  // Relay ids and tokens are opaque (socialnet.md 2.4): passed on unchanged, checked upstream.
+  // Relay ids and tokens are opaque (README.md): passed on unchanged, checked upstream.
   const { feedbackId, expansionToken } = query;
   if (feedbackId === undefined) details.push({ path: 'feedbackId', message: 'Required' });
   if (expansionToken === undefined) details.push({ path: 'expansionToken', message: 'Required' });

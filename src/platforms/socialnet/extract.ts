@@ -1,7 +1,7 @@
-// The four socialnet extractors (upstream/socialnet.md 1, 6 to 9): profile posts, profile reels,
+// The four socialnet extractors (README.md): profile posts, profile reels,
 // comment replies and profile info. Each reads pages or GraphQL through the request's upstream
-// client and the shared session, maps them with the parse-* tables and returns the endpoint's
-// data (without `paging` and `fetchedAt`) plus the upstream position of the next page (5.6).
+// client and the shared session, maps them (mapping.ts) and returns the endpoint's
+// data (without `paging` and `fetchedAt`) plus the upstream position of the next page.
 import type { ExtractContext, Extractor, UpstreamPosition } from '../../endpoints/types.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
 import { fetchAndRead } from '../../upstream/read.ts';
@@ -30,21 +30,21 @@ export interface SocialnetExtractorOptions {
   /** Where the shared session lives; default: in this process. */
   sessions?: SessionStore;
   /**
-   * The `Origin` (and `Referer` base) sent with GraphQL requests (4.5); the upstream does not
+   * The `Origin` (and `Referer` base) sent with GraphQL requests; the upstream does not
    * check it. Default: the canonical origin `https://www.socialnet.example`.
    */
   origin?: string;
   /** Clock for session ages; default `Date.now`. */
   now?: () => number;
-  /** How long a session is reused (at most 15 minutes, 4.4). */
+  /** How long a session is reused (at most 15 minutes). */
   sessionMaxAgeMs?: number;
 }
 
-/** Page sizes the queries ask for (6.3, 7.3; hints the upstream may undercut). */
+/** Page sizes the queries ask for (hints the upstream may undercut). */
 const TIMELINE_COUNT = 3;
 const REELS_COUNT = 10;
 
-/** GET / and read its session (4.3). */
+/** GET / and read its session. */
 function loadHome({ upstream }: SessionContext, now: number): Promise<SocialnetSession> {
   return fetchAndRead(upstream, { path: '/', method: 'GET', kind: 'page' }, (response) => {
     checkRedirect(response);
@@ -81,7 +81,7 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
     maxAgeMs: options.sessionMaxAgeMs,
   });
 
-  /** GETs a page, keeps the session it carries (4.3), and gives its content or its gate. */
+  /** GETs a page, keeps the session it carries, and gives its content or its gate. */
   const page = async (context: ExtractContext, path: string, needs: readonly PreloaderKind[]): Promise<PageResult> => {
     const result = await loadPage(context.upstream, path, needs);
     if (result.kind === 'content') {
@@ -98,7 +98,7 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
     return node;
   };
 
-  // ------------------------------------------------------------ 4.1 profile posts (6)
+  // ------------------------------------------------------------ profile posts
 
   const posts: SocialnetExtractors['posts'] = async ({ params, position }, context) => {
     let profileId: string;
@@ -106,7 +106,7 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
     let cursor: string | null;
     let firstBatch: boolean;
     if (position === null && params.url !== undefined) {
-      // 6.1 / 6.2: the profile page's timeline preloader holds the first batch.
+      // the profile page's timeline preloader holds the first batch.
       const result = await page(context, pagePath(referenceOf(params.url), 'profile'), ['timeline']);
       if (result.kind === 'gated') throw gated(result, 'the profile');
       const user = preloader(result, 'timeline').node('data.user');
@@ -116,7 +116,7 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
       cursor = nextCursor(units.node('page_info'));
       firstBatch = true;
     } else {
-      // 6.3 / 6.4: the timeline query, from the top for a pageId or from a cursor position.
+      // the timeline query, from the top for a pageId or from a cursor position.
       firstBatch = position === null;
       profileId = position === null ? (params.pageId ?? '') : required(position, 'profileId');
       if (profileId === '') throw new Error('socialnet posts extractor given neither url nor pageId');
@@ -128,7 +128,7 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
       });
       ({ stories, cursor } = readTimeline(lines));
     }
-    // 6.12: a first batch without stories is "no public posts"; a later empty page ends the listing.
+    // a first batch without stories is "no public posts"; a later empty page ends the listing.
     if (firstBatch && stories.length === 0) throw new UpstreamOutcome('not_found', PLATFORM, 'the profile has no public posts');
     const mapped = stories.map((story) => mapPost(story));
     return {
@@ -137,19 +137,19 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
     };
   };
 
-  // ------------------------------------------------------------ 4.4 profile reels (7)
+  // ------------------------------------------------------------ profile reels
 
   const reels: SocialnetExtractors['reels'] = async ({ params, position }, context) => {
     let profileId: string;
     let collection: Node;
     if (position === null) {
-      // 7.1 / 7.2: the reels tab; the collection id is read from it, never built.
+      // the reels tab; the collection id is read from it, never built.
       const result = await page(context, pagePath(referenceOf(params.url), 'reels'), ['reels']);
       if (result.kind === 'gated') throw gated(result, 'the profile');
       profileId = preloader(result, 'header').get('data.user.profile_header_renderer.user.id', string);
       collection = preloader(result, 'reels').node('data.node');
     } else {
-      // 7.3: the reels query with the carried collection id and cursor.
+      // the reels query with the carried collection id and cursor.
       profileId = required(position, 'profileId');
       const [document] = await runQuery(sessions, context, {
         name: QUERY_NAMES.reels,
@@ -169,10 +169,10 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
     };
   };
 
-  // ------------------------------------------------------------ 4.3 comment replies (8)
+  // ------------------------------------------------------------ comment replies
 
   const replies: SocialnetExtractors['replies'] = async ({ params, position }, context) => {
-    // 8.1: the API's feedbackId and expansionToken go unchanged into the query.
+    // the API's feedbackId and expansionToken go unchanged into the query.
     const feedbackId = position === null ? (params.feedbackId ?? '') : required(position, 'feedbackId');
     const expansionToken = position === null ? (params.expansionToken ?? '') : required(position, 'expansionToken');
     const [document] = await runQuery(sessions, context, {
@@ -191,13 +191,13 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
     };
   };
 
-  // ------------------------------------------------------------ 4.6 profile info (9)
+  // ------------------------------------------------------------ profile info
 
   const profile: SocialnetExtractors['profile'] = async ({ params }, context) => {
     const reference = referenceOf(params.url);
     const about = await page(context, pagePath(reference, 'about'), ['about']);
     if (about.kind === 'gated') {
-      // 9.7: the limited response, or 404 when the request does not allow it.
+      // the limited response, or 404 when the request does not allow it.
       if (params.allowGated === 'false') throw gated(about, 'the profile');
       return { data: { gated: true, profile: mapGatedProfile(about.page.meta) } };
     }
@@ -205,7 +205,7 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
     const fields = readAboutFields(preloader(about, 'about').node('data.user'));
     let hours: Profile['businessHours'] = null;
     if (params.businessHours !== 'false') {
-      // 9.1 step 2 / 9.4: the hours are only on the profile page's intro tiles.
+      // The hours are only on the profile page's intro tiles.
       const main = await page(context, pagePath(reference, 'profile'), ['introTiles']);
       if (main.kind === 'gated') throw gated(main, 'the profile page');
       hours = readBusinessHours(preloader(main, 'introTiles').node('data.user'));
@@ -216,7 +216,7 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
   return { posts, reels, replies, profile };
 }
 
-/** 6.3: timeline query variables. */
+/** timeline query variables. */
 function timelineVariables(id: string, cursor: string | null): Record<string, unknown> {
   return {
     afterTime: null,
@@ -240,7 +240,7 @@ function timelineVariables(id: string, cursor: string | null): Record<string, un
   };
 }
 
-/** 7.3: reels query variables. */
+/** reels query variables. */
 function reelsVariables(id: string, cursor: string | null): Record<string, unknown> {
   return {
     count: REELS_COUNT,
@@ -255,7 +255,7 @@ function reelsVariables(id: string, cursor: string | null): Record<string, unkno
   };
 }
 
-/** 8.2: replies query variables. */
+/** replies query variables. */
 function repliesVariables(id: string, expansionToken: string, cursor: string | null): Record<string, unknown> {
   return {
     clientKey: null,
@@ -273,7 +273,7 @@ function repliesVariables(id: string, expansionToken: string, cursor: string | n
 }
 
 /**
- * 6.4: the stories of a timeline response, first line's edges then the stream lines' nodes in
+ * the stories of a timeline response, first line's edges then the stream lines' nodes in
  * order, and the cursor of its page_info line; a response without that line is incomplete.
  */
 function readTimeline(lines: readonly [Node, ...Node[]]): { stories: Node[]; cursor: string | null } {

@@ -1,4 +1,4 @@
-// socialnet GraphQL (upstream/socialnet.md 4.5 to 4.7, 11.4): the form-encoded request of a
+// socialnet GraphQL (README.md): the form-encoded request of a
 // persisted query, the response framing (one JSON document, or NDJSON for the timeline, with or
 // without the `for (;;);` prefix), error classification, and one retry with a new session after
 // a stale-session error.
@@ -13,14 +13,14 @@ import type { UpstreamRequest, UpstreamResponse } from '../../upstream/types.ts'
 
 export const GRAPHQL_PATH = '/api/graphql/';
 
-/** The Relay provider flags every query's variables carry (4.5). */
+/** The Relay provider flags every query's variables carry. */
 export const RELAY_PROVIDER_FLAGS = {
   __relay_internal__pv__CometUFIIsRTAEnabledrelayprovider: false,
   __relay_internal__pv__IsWorkUserrelayprovider: false,
   __relay_internal__pv__CometUFIReactionsEnableShortNamerelayprovider: false,
 } as const;
 
-/** GraphQL error codes of 4.7. */
+/** GraphQL error codes (README.md, "GraphQL"). */
 export const ERROR_CODES = {
   rateLimit: 1675004,
   invalidLsd: 1357004,
@@ -37,7 +37,7 @@ const nextReq = (): string => {
   return requestCounter.toString(36);
 };
 
-/** 4.5: the POST of one persisted query, with the session's lsd and doc id. */
+/** the POST of one persisted query, with the session's lsd and doc id. */
 export function graphqlRequest(session: SocialnetSession, name: QueryName, variables: Record<string, unknown>, origin: string): UpstreamRequest {
   return {
     path: GRAPHQL_PATH,
@@ -68,7 +68,7 @@ export function graphqlRequest(session: SocialnetSession, name: QueryName, varia
   };
 }
 
-/** 4.6: strips leading whitespace and one `for (;;);`. */
+/** strips leading whitespace and one `for (;;);`. */
 export function stripPrefix(body: string): string {
   const trimmed = body.trimStart();
   return trimmed.startsWith('for (;;);') ? trimmed.slice('for (;;);'.length).trimStart() : trimmed;
@@ -87,14 +87,14 @@ const parseJson = (text: string): unknown => {
   }
 };
 
-/** A timeline line that carries the page_info of the page (6.4): its label ends in `$page_info`. */
+/** A timeline line that carries the page_info of the page: its label ends in `$page_info`. */
 export function isPageInfoLine(line: Node): boolean {
   const label = line.at('label').value;
   return typeof label === 'string' && label.endsWith('$page_info');
 }
 
 /**
- * 11.4: classifies one GraphQL response; throws the outcomes, returns documents or staleness.
+ * classifies one GraphQL response; throws the outcomes, returns documents or staleness.
  * Its transient outcomes (an empty body after `for (;;);`, a timeline cut off or without its
  * page_info line) are retried by the client when it runs as the request's `classify`.
  */
@@ -149,14 +149,14 @@ export function readGraphqlResponse(response: UpstreamResponse, framing: Framing
   const node = (data as Record<string, unknown>).node;
   if (node === null) throw new UpstreamOutcome('not_found', PLATFORM, 'GraphQL answered data.node: null');
   if (typeof node !== 'object' || node === undefined || Array.isArray(node)) throw unrecognised('missing data.node in the GraphQL response');
-  // Step 7: a timeline is complete only with its page_info line; without it, transient (11.1).
+  // Step 7: a timeline is complete only with its page_info line; without it, transient.
   if (framing === 'ndjson' && !rest.some(isPageInfoLine)) {
     throw new UpstreamOutcome('transient', PLATFORM, 'timeline response without its page_info line');
   }
   return { stale: false, documents: [first, ...rest] };
 }
 
-/** A body that is not JSON: the login wall is a block, anything else unrecognised (11.4 step 4). */
+/** A body that is not JSON: the login wall is a block, anything else unrecognised. */
 function notJson(text: string): UpstreamOutcome {
   const page = scanPage(text);
   if (page.title === 'socialnet - log in or sign up' || page.markers.has('login_form')) {
@@ -175,7 +175,7 @@ export interface QueryOptions {
 /**
  * Sends one query with the shared session, its answer judged inside the client's retry loop
  * (a transient answer is asked again). A stale-session error (1357004, 1675030) discards that
- * session, gets a new one and retries once; the same error again is a block (11.1).
+ * session, gets a new one and retries once; the same error again is a block.
  */
 export async function runQuery(sessions: Sessions, context: SessionContext, query: QueryOptions): Promise<[Node, ...Node[]]> {
   let session = await sessions.get(context);

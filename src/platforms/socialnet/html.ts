@@ -1,4 +1,4 @@
-// What the extractor reads from a socialnet HTML page (upstream/socialnet.md 3): the title, the
+// What the extractor reads from a socialnet HTML page (README.md): the title, the
 // meta tags, the marker elements of gated, unavailable and login pages, the `__eqmc` script and
 // every data-sjs block, whose preloaders and defines it then collects.
 //
@@ -6,9 +6,9 @@
 // doctype and end tags are skipped; a start tag's attributes are read with double, single or no
 // quotes, in any order, names folded to lower case, the first of a repeated name winning; the
 // text of `script` and `style` is raw up to its end tag, that of `title` and `textarea` up to
-// theirs. So the variations of section 12 (attribute order and quoting, `data-sjs` or
+// theirs. So the variations the platform allows (attribute order and quoting, `data-sjs` or
 // `data-sjs=""`, extra attributes, blocks in head or body) need no special handling. Script
-// text is never entity-decoded (3.3); it is parsed as JSON, which undoes `\/`, `\u003c` and any
+// text is never entity-decoded; it is parsed as JSON, which undoes `\/`, `\u003c` and any
 // `\uXXXX` escape. Attribute values and the title are entity-decoded: the common references
 // here, any other (a rarer named one, one without `;`) by htmlparser2, which knows HTML's whole
 // table. Measured on the contract's profile page (13 KB): htmlparser2 tokenizing the whole page
@@ -18,7 +18,7 @@
 import { Parser } from 'htmlparser2';
 import { commonReference } from '../shared/entities.ts';
 
-/** Marker element ids of 9.7, 10 and 11.2. */
+/** Marker element ids of the gated, unavailable and login-wall pages. */
 const MARKER_IDS = new Set(['content_gate', 'content_unavailable', 'login_form']);
 
 export interface ScannedPage {
@@ -203,7 +203,7 @@ export function scanPage(html: string): ScannedPage {
   return page;
 }
 
-/** A preloaded GraphQL result (3.3): its full name and `__bbox.result`. */
+/** A preloaded GraphQL result: its full name and `__bbox.result`. */
 export interface Preloader {
   name: string;
   result: unknown;
@@ -228,7 +228,7 @@ const parseJson = (text: string): unknown => {
 };
 
 /**
- * Collects the preloaders and defines of all blocks (3.3): every block, every top-level
+ * Collects the preloaders and defines of all blocks: every block, every top-level
  * `ScheduledServerJS`/`handle` entry, every element of its args, every
  * `RelayPrefetchedStreamCache`/`next` entry of its `__bbox.require`. A block that is not a JSON
  * object is skipped like any unrelated block.
@@ -265,7 +265,7 @@ export function readBlocks(blocks: readonly string[]): SjsContent {
   return content;
 }
 
-/** Preloader name prefixes of 3.4. */
+/** Preloader name prefixes (README.md, "Where the data sits"). */
 export const PRELOADERS = {
   header: 'adp_ProfileCometHeaderQueryRelayPreloader_',
   timeline: 'adp_ProfileCometTimelineFeedQueryRelayPreloader_',
@@ -277,7 +277,7 @@ export const PRELOADERS = {
 export type PreloaderKind = keyof typeof PRELOADERS;
 
 /**
- * The result of the first preloader whose name starts with the kind's prefix (3.4: the suffix is
+ * The result of the first preloader whose name starts with the kind's prefix (the suffix is
  * new on every load and only the prefix is matched), or undefined.
  */
 export function findPreloader(content: SjsContent, kind: PreloaderKind): unknown {

@@ -22,7 +22,7 @@ const unrecognised = (what: string, problem: string): UnrecognisedData => new Un
 
 // ------------------------------------------------------------------ shared rules
 
-/** 5.2: `[{type: node.localized_name, count: reaction_count}]` per edge, upstream order; `[]` when null. */
+/** `[{type: node.localized_name, count: reaction_count}]` per edge, upstream order; `[]` when null. */
 export function reactionsByType(topReactions: Node | null): ReactionsByType {
   if (topReactions === null) return [];
   return topReactions.listOrEmpty('edges').map((edge) => ({
@@ -33,7 +33,7 @@ export function reactionsByType(topReactions: Node | null): ReactionsByType {
 
 const SOCIALNET_HOST_SET = new Set(SOCIALNET_HOSTS.accepted);
 
-/** 5.4: the `u` parameter of a socialnet `/l.php` link, decoded; any other URL unchanged. */
+/** the `u` parameter of a socialnet `/l.php` link, decoded; any other URL unchanged. */
 export function unshim(url: string): string {
   // A path that parses to `/l.php` is spelled so in the text, unless a tab or newline (which URL
   // parsing drops) splits it: without either, the URL need not be parsed.
@@ -51,7 +51,7 @@ export function unshim(url: string): string {
 const COUNT_LABEL = /^([0-9][0-9,]*(?:\.[0-9]+)?)([KMB])?(?![0-9A-Za-z])/;
 const MULTIPLIER: Record<string, number> = { K: 1_000, M: 1_000_000, B: 1_000_000_000 };
 
-/** 5.5: the count a display text starts with (`51K followers` gives 51000), or null. */
+/** the count a display text starts with (`51K followers` gives 51000), or null. */
 export function countFromLabel(text: string): number | null {
   const match = COUNT_LABEL.exec(text);
   if (match === null) return null;
@@ -60,7 +60,7 @@ export function countFromLabel(text: string): number | null {
   return Math.round(value * (match[2] === undefined ? 1 : (MULTIPLIER[match[2]] ?? 1)));
 }
 
-/** 5.5 applied to a label the API returns as `{count, label}`; a label without a number is unrecognised. */
+/** A count label the API returns as `{count, label}`; a label without a number is unrecognised. */
 export function countLabel(label: string, where: string): { count: number; label: string } {
   const count = countFromLabel(label);
   if (count === null) throw unrecognised(`the ${where} label`, `no count in "${label}"`);
@@ -68,7 +68,7 @@ export function countLabel(label: string, where: string): { count: number; label
 }
 
 /**
- * 5.6: the `end_cursor` to continue from when `has_next_page` is true and `end_cursor` a
+ * the `end_cursor` to continue from when `has_next_page` is true and `end_cursor` a
  * non-empty string; otherwise null (end of the listing).
  */
 export function nextCursor(pageInfo: Node): string | null {
@@ -76,7 +76,7 @@ export function nextCursor(pageInfo: Node): string | null {
   return pageInfo.at('has_next_page').value === true && typeof endCursor === 'string' && endCursor !== '' ? endCursor : null;
 }
 
-// Timeline posts (upstream/socialnet.md 6.5 to 6.11 → api-spec 2.2). One line per API field,
+// Timeline posts (README.md). One line per API field,
 // in the order of the chapter's tables; `S`, `CS`, `CL` and `F` are the chapter's path aliases.
 
 const F_PATH =
@@ -142,7 +142,7 @@ function verified(CL: Node): boolean | null {
 
 const styleOf = (attachment: Node): unknown => attachment.at('styles.__typename').value;
 
-/** 6.8: the first Photo, Album or Video attachment decides; `null` when there is none. */
+/** the first Photo, Album or Video attachment decides; `null` when there is none. */
 export function mapMedia(attachments: Node[]): Media | null {
   const first = attachments.find((a) => [STYLE.photo, STYLE.album, STYLE.video].includes(styleOf(a) as never));
   if (first === undefined) return null;
@@ -209,7 +209,7 @@ export function mapMedia(attachments: Node[]): Media | null {
   }
 }
 
-/** 6.9: the first Share attachment; `null` when there is none. */
+/** the first Share attachment; `null` when there is none. */
 export function mapLink(attachments: Node[]): Link | null {
   const first = attachments.find((a) => styleOf(a) === STYLE.share);
   if (first === undefined) return null;
@@ -223,7 +223,7 @@ export function mapLink(attachments: Node[]): Link | null {
   };
 }
 
-/** 6.10: a top comment (comment node of 5.3). */
+/** A top comment: a comment node `C`. */
 export function mapTopComment(C: Node): TopComment {
   const created = C.get('created_time', integer);
   return {
@@ -247,10 +247,10 @@ export function mapTopComment(C: Node): TopComment {
   };
 }
 
-// Reels (upstream/socialnet.md 7.4, 7.5 → api-spec 2.5). One line per API field; `R`, `V` and
+// Reels (README.md). One line per API field; `R`, `V` and
 // `P` are the chapter's path aliases.
 
-/** 7.5: one reel edge of `aggregated_sn_shorts.edges`. */
+/** one reel edge of `aggregated_sn_shorts.edges`. */
 export function mapReel(edge: Node): Reel {
   const R = edge.node('profile_reel_node.node');
   const V = R.node('short_form_video_context');
@@ -295,10 +295,10 @@ export function mapReel(edge: Node): Reel {
   };
 }
 
-// Comment replies (upstream/socialnet.md 8.3 to 8.6 → api-spec 2.4). One line per API field;
-// `C` is a reply (comment node of 5.3 with depth 1).
+// Comment replies (README.md). One line per API field;
+// `C` is a reply (a comment node of depth 1).
 
-/** 8.5: one reply. */
+/** one reply. */
 export function mapReply(C: Node): Reply {
   const created = C.get('created_time', integer);
   return {
@@ -329,7 +329,7 @@ export function mapReply(C: Node): Reply {
   };
 }
 
-/** 8.6: renderer `__typename` → API `type`; unknown renderers are skipped. */
+/** renderer `__typename` → API `type`; unknown renderers are skipped. */
 const MEDIA_RENDERERS: Record<string, ReplyAttachment['type']> = {
   CommentAttachmentPhotoStyleRenderer: 'photo',
   CommentAttachmentStickerStyleRenderer: 'sticker',
@@ -338,7 +338,7 @@ const MEDIA_RENDERERS: Record<string, ReplyAttachment['type']> = {
 };
 const SHARE_RENDERER = 'CommentAttachmentShareStyleRenderer';
 
-/** 8.6: one reply attachment as `{type, id, url, width, height}`, or null for an unknown renderer. */
+/** one reply attachment as `{type, id, url, width, height}`, or null for an unknown renderer. */
 export function mapReplyAttachment(element: Node): ReplyAttachment | null {
   const renderer = element.node('style_type_renderer');
   const typename = renderer.at('__typename').value;
@@ -357,10 +357,10 @@ export function mapReplyAttachment(element: Node): ReplyAttachment | null {
   };
 }
 
-// Page/profile info (upstream/socialnet.md 9.2 to 9.7 → api-spec 2.7). One line per API field;
+// Page/profile info (README.md). One line per API field;
 // `U` is the header preloader's `data.user.profile_header_renderer.user`.
 
-/** The about fields of 9.3, sorted into the API fields they feed. */
+/** The about fields, sorted into the API fields they feed. */
 export interface AboutFields {
   categories: string[];
   address: string | null;
@@ -372,7 +372,7 @@ export interface AboutFields {
   otherDetails: { type: string; text: string }[];
 }
 
-/** 9.6: a full profile from the header user `U`, the about fields, `og:description` and the hours. */
+/** a full profile from the header user `U`, the about fields, `og:description` and the hours. */
 export function mapProfile(U: Node, about: AboutFields, ogDescription: string | null, businessHours: Profile['businessHours']): Profile {
   const url = U.get('url', string);
   return {
@@ -404,7 +404,7 @@ export function mapProfile(U: Node, about: AboutFields, ogDescription: string | 
   };
 }
 
-/** 9.7: the limited response of a gated page, from its meta tags. */
+/** the limited response of a gated page, from its meta tags. */
 export function mapGatedProfile(meta: ReadonlyMap<string, string>): Profile {
   const required = (key: string): string => {
     const value = meta.get(key);
@@ -438,7 +438,7 @@ export function mapGatedProfile(meta: ReadonlyMap<string, string>): Profile {
   };
 }
 
-/** 9.6 `username`: the vanity when the URL's path is `/{vanity}`, as spelled; otherwise null. */
+/** `username`: the vanity when the URL's path is `/{vanity}`, as spelled; otherwise null. */
 export function usernameOf(url: string): string | null {
   let path: string;
   try {
@@ -451,7 +451,7 @@ export function usernameOf(url: string): string | null {
   return only !== undefined && isVanity(only) ? only : null;
 }
 
-/** 9.6 `followers` / `following`: the social-context item whose uri path ends with `/{kind}/`. */
+/** `followers` / `following`: the social-context item whose uri path ends with `/{kind}/`. */
 function socialContext(U: Node, kind: 'followers' | 'following'): CountLabel | null {
   for (const item of U.listOrEmpty('profile_social_context.content')) {
     const uri = item.orNull('uri', string);
@@ -472,7 +472,7 @@ function socialContext(U: Node, kind: 'followers' | 'following'): CountLabel | n
 
 const LIKES = /([0-9][0-9,]*(?:\.[0-9]+)?[KMB]?) (likes?) ·/;
 
-/** 9.5: `{count, label}` from the first `… likes ·` of `og:description`; null when none. */
+/** `{count, label}` from the first `… likes ·` of `og:description`; null when none. */
 export function likesOf(ogDescription: string | null): CountLabel | null {
   const match = ogDescription === null ? null : LIKES.exec(ogDescription);
   if (match === null) return null;
@@ -481,7 +481,7 @@ export function likesOf(ogDescription: string | null): CountLabel | null {
   return count === null ? null : { count, label: `${number} ${match[2] ?? ''}` };
 }
 
-/** 9.3: walks every about field in document order; only `field_type` matters. */
+/** walks every about field in document order; only `field_type` matters. */
 export function readAboutFields(user: Node): AboutFields {
   const fields: AboutFields = {
     categories: [],
@@ -548,7 +548,7 @@ export function readAboutFields(user: Node): AboutFields {
 }
 
 /**
- * 9.4: `context_item.title.text` of the first `INTRO_CARD_BUSINESS_HOURS` item in an `INTRO`
+ * `context_item.title.text` of the first `INTRO_CARD_BUSINESS_HOURS` item in an `INTRO`
  * section of the intro tiles (`data.user`); null when there is none or its title is null.
  */
 export function readBusinessHours(user: Node): Profile['businessHours'] {

@@ -1,5 +1,5 @@
-// Page requests (upstream/socialnet.md 2.5, 3.1) and the classification of a page response
-// (11.3): content, gated, not found, blocked or unrecognised.
+// Page requests (README.md) and the classification of a page response
+//: content, gated, not found, blocked or unrecognised.
 import { root, type Node } from '../shared/read.ts';
 import { findPreloader, readBlocks, scanPage, PRELOADERS, type PreloaderKind, type ScannedPage, type SjsContent } from './html.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
@@ -12,7 +12,7 @@ export const unrecognised = (what: string): UpstreamOutcome => new UpstreamOutco
 
 export type PageKind = 'profile' | 'reels' | 'about';
 
-/** 2.5: the upstream path of a page for a profile reference. */
+/** the upstream path of a page for a profile reference. */
 export function pagePath(reference: ProfileReference, kind: PageKind): string {
   if (reference.kind === 'vanity') {
     const base = `/${encodeURIComponent(reference.vanity)}`;
@@ -41,7 +41,7 @@ export function referenceOf(url: string | undefined): ProfileReference {
 const blocked = (message: string): UpstreamOutcome => new UpstreamOutcome('blocked', PLATFORM, message);
 const notFound = (message: string): UpstreamOutcome => new UpstreamOutcome('not_found', PLATFORM, message);
 
-/** 2.6 / 11.1: a redirect that left the platform, or landed on a login, checkpoint or recover path. */
+/** a redirect that left the platform, or landed on a login, checkpoint or recover path. */
 export function checkRedirect(response: UpstreamResponse): void {
   if (response.offPlatformLocation !== undefined) throw blocked(`redirected off the platform to ${response.offPlatformLocation}`);
   if (/^\/(login|checkpoint|recover)([/?#.]|$)/i.test(response.path)) throw blocked(`redirected to ${response.path}`);
@@ -54,7 +54,7 @@ export type PageResult =
   | { kind: 'gated'; page: ScannedPage; reason: string | null };
 
 /**
- * GETs a page and classifies it (11.3, steps 3 to 10; the client handles 1 and 2) inside the
+ * GETs a page and classifies it (README.md, "Signals"; the client handles 429 and 5xx) inside the
  * client's retry loop. Content needs the header preloader plus `needs`; a missing one is
  * unrecognised, naming it. The preloader results come back as nodes under their kind.
  */
@@ -62,7 +62,7 @@ export function loadPage(upstream: Upstream, path: string, needs: readonly Prelo
   return fetchAndRead(upstream, { path, method: 'GET', kind: 'page' }, (response) => readPage(response, path, needs));
 }
 
-/** 11.3 steps 3 to 10 for the answer to a page request for `path`. */
+/** The signals of README.md, in order, for the answer to a page request for `path`. */
 export function readPage(response: UpstreamResponse, path: string, needs: readonly PreloaderKind[]): PageResult {
   checkRedirect(response);
   if (response.status === 404) throw notFound(`HTTP 404 for ${path}`);

@@ -36,7 +36,7 @@ export const Media = Obj(
   'Photo, album or video of the post.',
 );
 
-/** `link` of a post: the shape socialnet.md 6.9 fixes where the API spec leaves it open. */
+/** `link` of a post. */
 export const Link = Obj(
   {
     url: Url('Target URL, unshimmed.'),
@@ -65,7 +65,7 @@ export const PostStats = Obj({
   viewsLabel: Nullable(Type.String({ description: 'Abbreviated view count, video posts only.' })),
 });
 
-/** `topComments` item, with the two fields api-decisions adds. */
+/** `topComments` item, with the `feedbackId` and `expansionToken` that list its replies. */
 export const TopComment = Obj({
   id: Type.String(),
   text: Type.String(),

@@ -1,4 +1,4 @@
-// The socialnet session (upstream/socialnet.md 4.1 to 4.4, 4.7): an lsd token plus the doc ids
+// The socialnet session (README.md): an lsd token plus the doc ids
 // of the persisted GraphQL queries, both read from pages, never hard-coded.
 //
 // One session serves every request. It lives in a `SessionStore` (get/set of a plain,
@@ -8,7 +8,7 @@
 //   which is how rotated doc ids are picked up between the pages of a listing);
 // - a request that needs a session and finds none (or one older than 15 minutes) loads the
 //   home page `GET /`; concurrent requests share that one load;
-// - a stale-session error (4.7) discards the session that failed and loads a new one, once for
+// - a stale-session error discards the session that failed and loads a new one, once for
 //   all the requests that failed with that same session.
 import type { ScannedPage, SjsContent } from './html.ts';
 import { unrecognised } from './pages.ts';
@@ -16,7 +16,7 @@ import { PLATFORM } from './urls.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
 import type { Upstream } from '../../upstream/types.ts';
 
-/** Friendly names of the three persisted queries the extractor sends (4.2). */
+/** Friendly names of the three persisted queries the extractor sends. */
 export const QUERY_NAMES = {
   timeline: 'ProfileCometTimelineFeedRefetchQuery',
   reels: 'ProfileCometAppCollectionReelsRendererPaginationQuery',
@@ -26,9 +26,9 @@ export const QUERY_NAMES = {
 export type QueryName = (typeof QUERY_NAMES)[keyof typeof QUERY_NAMES];
 
 export interface SocialnetSession {
-  /** The lsd token (4.1). */
+  /** The lsd token. */
   lsd: string;
-  /** Doc id by friendly name, for the three queries of `QUERY_NAMES` (4.2). */
+  /** Doc id by friendly name, for the three queries of `QUERY_NAMES`. */
   docIds: Record<QueryName, string>;
   /** When the page that carried it was received (epoch ms). */
   obtainedAt: number;
@@ -100,7 +100,7 @@ export function sessionFromPage(found: PageSession, now: number): SocialnetSessi
 const keyOf = (session: SocialnetSession): string => `${session.obtainedAt}|${session.lsd}|${JSON.stringify(session.docIds)}`;
 
 export interface SessionsOptions {
-  /** How long a session is reused (4.4: at most 15 minutes, the default). */
+  /** How long a session is reused (at most 15 minutes, the default). */
   maxAgeMs?: number | undefined;
   now?: () => number;
 }
@@ -204,7 +204,7 @@ export class Sessions {
   }
 }
 
-/** A home page without lsd or doc ids is a block (4.3, 11.1); one whose map lacks a query is unrecognised. */
+/** A home page without lsd or doc ids is a block; one whose map lacks a query is unrecognised. */
 export function homeSession(found: PageSession, now: number): SocialnetSession {
   if (found.lsd === null) throw new UpstreamOutcome('blocked', PLATFORM, 'the home page carries no lsd token');
   if (found.docIds === null) throw new UpstreamOutcome('blocked', PLATFORM, 'the home page carries no CometRelayDocIds');

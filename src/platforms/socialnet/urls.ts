@@ -1,9 +1,9 @@
-// socialnet user URLs and identifiers (upstream/socialnet.md section 2). Pure functions: they
+// socialnet user URLs and identifiers (README.md). Pure functions: they
 // decide whether a user's URL names a socialnet profile and reduce it to its canonical form,
 // which feeds cache keys and cursors. The service never connects to the host a user names.
 import { checkPlatformUrl, type PlatformHosts } from '../shared/url.ts';
 
-/** Hosts of 2.1: `www.socialnet.example` is canonical. */
+/** The hosts a user URL may name: `www.socialnet.example` is canonical. */
 export const PLATFORM = 'socialnet';
 
 export const SOCIALNET_HOSTS: PlatformHosts = {
@@ -13,39 +13,39 @@ export const SOCIALNET_HOSTS: PlatformHosts = {
 
 const CANONICAL_ORIGIN = `https://${SOCIALNET_HOSTS.canonical}`;
 
-/** Profile, page, post and other numeric ids (2.4); also the rule of the API's `pageId`. */
+/** Profile, page, post and other numeric ids; also the rule of the API's `pageId`. */
 export const SOCIALNET_ID_PATTERN = /^[1-9][0-9]{14,16}$/;
 
-/** True when `value` is a valid socialnet numeric id, and so a valid `pageId` (2.4). */
+/** True when `value` is a valid socialnet numeric id, and so a valid `pageId`. */
 export function isSocialnetId(value: string): boolean {
   return SOCIALNET_ID_PATTERN.test(value);
 }
 
-/** Message of the 422 detail for a `pageId` that breaks the rule of 2.4. */
+/** Message of the 422 detail for a `pageId` that breaks the id rule. */
 export const PAGE_ID_MESSAGE = 'Must be a numeric profile id: 15 to 17 digits, not starting with 0';
 
-/** What a user URL names: a profile by vanity (lower-cased) or by numeric id (2.2). */
+/** What a user URL names: a profile by vanity (lower-cased) or by numeric id. */
 export type ProfileReference = { kind: 'vanity'; vanity: string } | { kind: 'id'; id: string };
 
 export type SocialnetUrlCheck =
   | { ok: true; url: string; reference: ProfileReference }
   | { ok: false; message: string };
 
-/** Segments that are never a vanity (2.3), compared case-insensitively. */
+/** Segments that are never a vanity, compared case-insensitively. */
 const RESERVED = new Set([
   'people', 'pages', 'groups', 'events', 'watch', 'reel', 'reels', 'stories', 'photo', 'photos',
   'video', 'videos', 'share', 'sharer', 'login', 'checkpoint', 'recover', 'help', 'policies',
   'privacy', 'settings', 'marketplace', 'gaming', 'hashtag', 'search', 'api', 'ajax',
 ]);
 
-/** Tabs accepted after a vanity (2.2); `about_…` is any segment starting `about_`. */
+/** Tabs accepted after a vanity; `about_…` is any segment starting `about_`. */
 const VANITY_TABS = new Set(['reels', 'about', 'photos', 'videos', 'followers', 'following', 'reviews']);
-/** Values accepted for `sk` on `/profile.php` (2.2). */
+/** Values accepted for `sk` on `/profile.php`. */
 const SK_VALUES = new Set(['reels_tab', 'about', 'photos', 'videos', 'followers', 'following', 'reviews']);
 
 const VANITY_SHAPE = /^[A-Za-z0-9.]{5,50}$/;
 
-/** Vanity rule of 2.3. */
+/** The vanity rule (README.md, "URLs"). */
 export function isVanity(segment: string): boolean {
   if (!VANITY_SHAPE.test(segment)) return false;
   if (!/[A-Za-z]/.test(segment)) return false;
@@ -70,13 +70,13 @@ const UNSUPPORTED =
   'Must be a socialnet profile URL: /{vanity}, /{vanity}/{tab}, /profile.php?id={id} or /people/{Name}/{id}';
 
 /**
- * Accepts every user URL form of socialnet.md 2.2 on the hosts of 2.1 and returns its canonical
+ * Accepts every user URL form of README.md, "URLs", on the accepted hosts and returns its canonical
  * form plus the profile reference. The canonical URL names the profile only: host
  * `www.socialnet.example`, https, no fragment, no query except `id` on `/profile.php`, no
  * trailing slash, no tab (the endpoint decides which tab it loads), the vanity lower-cased
- * (vanities are case-insensitive, 2.3). `/people/{Name}/{id}` becomes `/profile.php?id={id}`.
+ * (vanities are case-insensitive). `/people/{Name}/{id}` becomes `/profile.php?id={id}`.
  * Fixed path words (`profile.php`, `people`, tabs) are matched case-insensitively, like the
- * reserved words of 2.3. Everything else is refused with a message.
+ * reserved words. Everything else is refused with a message.
  */
 export function parseSocialnetUrl(input: string): SocialnetUrlCheck {
   const checked = checkPlatformUrl(input, SOCIALNET_HOSTS);
