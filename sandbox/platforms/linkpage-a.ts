@@ -1,6 +1,6 @@
-// linkpage-a sandbox upstream (upstream/linkpage-a.md): server-rendered Nuxt profile pages
+// linkpage-a sandbox upstream (src/platforms/linkpage-a/README.md): server-rendered Nuxt profile pages
 // whose data sits in a devalue payload, a JSON-LD block and `<head>` tags, generated from the
-// seed. Every variation of the chapter's section 10 is applied deterministically per account
+// seed. Every variations the platform allows is applied deterministically per account
 // (index layout, sharing, wrappers, `["null", …]` objects, `-1` members, date and set forms,
 // unknown members, list order, tag attribute order and quoting, entities, whitespace, JSON-LD
 // shapes), so the extractor meets all of them. Behaviours are chosen by the username: see
@@ -23,7 +23,7 @@ import {
 } from '../common.ts';
 
 // =======================================================================================
-// The devalue "flattened array" writer (section 4.1)
+// The devalue "flattened array" writer
 
 const DV: unique symbol = Symbol('devalue');
 
@@ -226,7 +226,7 @@ function traitsOf(username: string): Traits {
 }
 
 // =======================================================================================
-// Generated profiles (section 4.4), in linkpage-a's own terms
+// Generated profiles, in linkpage-a's own terms
 
 const MEDIA = 'https://cdn.linkpage-a.example';
 const SITE = 'https://linkpage-a.example';
@@ -483,7 +483,7 @@ export function linkpageAModel(seed: string, username: string): LinkpageAModel {
 }
 
 // =======================================================================================
-// Writing a profile: the payload with the account's variations (section 10)
+// Writing a profile: the payload with the account's variations
 
 interface Layout {
   sharePrimitives: boolean;
@@ -624,7 +624,7 @@ class Encoder {
   }
 }
 
-/** The root object of section 4.3 around the `data` entries, with `state`, `once`, `_errors` and extras. */
+/** The root object around the `data` entries, with `state`, `once`, `_errors` and extras. */
 function rootNode(encoder: Encoder, layout: Layout, path: string, data: Record<string, DvNode>, errorEntry?: DvNode): DvNode {
   const profileKeys = Object.keys(data).filter((key) => key.startsWith('profile:'));
   const extraData: Record<string, DvNode> = layout.extras
@@ -657,7 +657,7 @@ function payloadText(seed: string, username: string, layout: Layout, root: DvNod
 }
 
 // =======================================================================================
-// HTML (sections 3, 5, 6)
+// HTML
 
 /** An attribute value with entities in the layout's style (named, decimal or hexadecimal references). */
 function attributeValue(value: string, style: Layout['entities']): string {
@@ -702,7 +702,7 @@ function jsonLdBlocks(model: LinkpageAModel, layout: Layout): string[] {
   };
   const block = (value: unknown) => `<script type="application/ld+json">${scriptJson(value, { slashes: layout.escapeSlashes })}</script>`;
   if (model.same_as === null) return [block(website)];
-  // A single URL MAY be written as a plain string (section 5).
+  // A single URL MAY be written as a plain string.
   const sameAs = layout.jsonLd === 'string-same-as' && model.same_as.length === 1 ? model.same_as[0] : model.same_as;
   const profilePage = {
     '@context': 'https://schema.org',
@@ -756,7 +756,7 @@ function profilePage(model: LinkpageAModel, layout: Layout, payload: string): st
   head.push(tag('link', [['rel', named('canonical')], ['href', model.share_url]], style, entities));
   head.push(...jsonLdBlocks(model, layout));
   if (layout.duplicateTags) {
-    // Second occurrences: the first one counts (section 6), so only tags already written are repeated.
+    // Second occurrences: the first one counts, so only tags already written are repeated.
     head.push('<title>linkpage-a</title>');
     if (model.meta_description !== null) head.push('<meta name="description" content="A linkpage-a profile">');
     if (model.og_image !== null) head.push('<meta property="og:image" content="https://cdn.linkpage-a.example/og/default.png">');
@@ -897,7 +897,7 @@ function publicPage(seed: string, username: string, corrupt = false): string {
 // =======================================================================================
 // Requests
 
-/** The platform's own first path segments (section 2). */
+/** The platform's own first path segments. */
 const RESERVED = new Set(['join', 'qr', 'login', 'signup', 'api', 'about', 'help', 'terms', 'privacy', '_nuxt', '__challenge']);
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._-]{1,31}$/;
 

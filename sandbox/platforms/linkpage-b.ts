@@ -1,7 +1,7 @@
-// The linkpage-b sandbox upstream (upstream/linkpage-b.md): `GET /{username}` answers a
+// The linkpage-b sandbox upstream (src/platforms/linkpage-b/README.md): `GET /{username}` answers a
 // server-rendered page whose `<script id="__NEXT_DATA__">` carries the account, its links, social
 // links and store, generated from the seed and the username. Special usernames show missing,
-// inactive, sensitive, blocked and broken pages; the variations of section 9 are applied
+// inactive, sensitive, blocked and broken pages; the variations the platform allows are applied
 // deterministically per account (key order, whitespace, escaping, script attributes, extra
 // blocks and members, absent optional members, colour case).
 import {
@@ -304,7 +304,7 @@ const CURRENCIES: [code: string, symbol: string][] = [
 ];
 
 /**
- * The canonical `__NEXT_DATA__` of a page (the form before the variations of section 9), or null
+ * The canonical `__NEXT_DATA__` of a page (the form before the variations the platform allows), or null
  * when the username answers something else than a page. Deterministic for a seed.
  */
 export function linkpageBNextData(seed: string, username: string): Json | null {
@@ -452,7 +452,7 @@ function shuffle<T>(items: T[], rng: Rng): T[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// Variations (section 9), drawn per account
+// Variations, drawn per account
 
 export interface Variant {
   keyOrder: 'as-is' | 'reversed' | 'shuffled';
@@ -648,7 +648,7 @@ function pagePage(seed: string, username: string, data: Json, options: { payload
   return document(String(pp.metaTitle), head, body);
 }
 
-/** The missing page (7.1), also served for inactive accounts (7.2). */
+/** The missing page, also served for inactive accounts. */
 function notFoundPage(username: string): string {
   const data = {
     props: { pageProps: { statusCode: 404, username }, __N_SSP: true },

@@ -1,7 +1,7 @@
-// The shopfront sandbox (upstream/shopfront.md): creator storefront pages carrying `a-state`
+// The shopfront sandbox (src/platforms/shopfront/README.md): creator storefront pages carrying `a-state`
 // blocks, the JSON feed endpoint with opaque signed page tokens, and every missing, inactive,
-// blocked and failing answer of section 8. All data comes from the seed; the variations of
-// section 9 are applied per account, so that every one of them is served somewhere.
+// blocked and failing answer. All data comes from the seed; the variations the platform
+// allows are applied per account, so that every one of them is served somewhere.
 import { createHash } from 'node:crypto';
 import {
   accountFault,
@@ -34,7 +34,7 @@ type PostType = 'List' | 'Photo' | 'Video';
 // ---------------------------------------------------------------------------------------
 // Accounts
 
-/** How a page is written: the variations of section 9, fixed per account. */
+/** How a page is written: the variations the platform allows, fixed per account. */
 interface Style {
   /** `data-a-state` quoting: `&quot;`, `&#34;` or single quotes with raw `"`. */
   quote: ['quot' | '34' | 'single', 'quot' | '34' | 'single'];
@@ -91,7 +91,7 @@ interface Account {
   flavour: TextFlavour;
   /** Currencies of the trending products, cycled. */
   currencies: string[];
-  /** Optional members absent or null (section 9). */
+  /** Optional members absent or null. */
   sparse: boolean;
   style: number;
 }
@@ -154,7 +154,7 @@ export const shopfrontCatalogue: CatalogueEntry[] = [
 ];
 
 // ---------------------------------------------------------------------------------------
-// Generated data (section 4)
+// Generated data
 
 export interface GeneratedStorefront {
   storefrontId: string;
@@ -242,7 +242,7 @@ export function generateStorefront(seed: string, handle: string): GeneratedStore
   return { storefrontId, handle, account, header };
 }
 
-/** Post `index` of the storefront's feed (section 4.3). */
+/** Post `index` of the storefront's feed. */
 export function generatePost(seed: string, handle: string, index: number): Record<string, unknown> {
   const account = accountOf(handle);
   const style = STYLES[account.style] as Style;
@@ -293,7 +293,7 @@ function heartLabel(count: number): string {
 }
 
 // ---------------------------------------------------------------------------------------
-// Feed batches and page tokens (sections 4.3, 5 and 7)
+// Feed batches and page tokens
 
 interface Position {
   /** Index of the next post within the scope. */
@@ -346,7 +346,7 @@ function batchSize(seed: string, handle: string, account: Account, offset: numbe
   return rng.int(1, MAX_BATCH);
 }
 
-/** The FEED BATCH from `position` (section 4.3). */
+/** The FEED BATCH from `position`. */
 function feedBatch(seed: string, storefront: GeneratedStorefront, position: Position): Record<string, unknown> {
   const { handle, account } = storefront;
   const style = STYLES[account.style] as Style;
@@ -370,7 +370,7 @@ function feedBatch(seed: string, storefront: GeneratedStorefront, position: Posi
 }
 
 // ---------------------------------------------------------------------------------------
-// Serialisation with the style's variations (section 9)
+// Serialisation with the style's variations
 
 /** Adds unknown members and reorders keys, deterministically. */
 function varied(value: unknown, style: Style, rng: Rng): unknown {

@@ -1,7 +1,7 @@
-// The snapmsg sandbox upstream (upstream/snapmsg.md): public profile pages `GET /add/{u}`,
+// The snapmsg sandbox upstream (src/platforms/snapmsg/README.md): public profile pages `GET /add/{u}`,
 // Spotlight pages `GET /spotlight/{id}` and the comments API `POST /api/spotlight/comments`,
 // generated from the seed. Named accounts show each outcome of the chapter; every other valid
-// name or id is an ordinary generated profile or Spotlight. The variations of section 7 (key
+// name or id is an ordinary generated profile or Spotlight. The variations the platform allows (key
 // order, whitespace, escapes, script attributes, unknown members, omitted or written-out
 // defaults, JSON-LD forms, extra recommended stories, page sizes) are applied deterministically
 // per account and page, so an extractor meets all of them.
@@ -37,7 +37,7 @@ type JsonObject = Record<string, Json>;
 
 // ================================================================== accounts
 
-/** How a page is serialised (section 7 variations). */
+/** How a page is serialised. */
 interface Style {
   /** Pretty-printed JSON. */
   pretty: boolean;
@@ -490,7 +490,7 @@ export function commentModel(seed: string, id: string, index: number): JsonObjec
   };
 }
 
-/** The story element of a Spotlight page (5.1). */
+/** The story element of a Spotlight page. */
 function spotlightStory(seed: string, id: string, withComments: 'enabled' | 'off' | 'disabled'): JsonObject {
   const rng = new Rng(seed, `spotlight:${id}`);
   const stem = id.slice(0, 12);
@@ -571,7 +571,7 @@ function pageSize(seed: string, id: string, page: number, count: number): number
   return rng.int(1, count);
 }
 
-/** The comments response body (5.2) for a page. */
+/** The comments response body for a page. */
 function commentsPage(seed: string, id: string, contextId: string, page: number, offset: number, count: number): JsonObject {
   const total = totalComments(seed, id);
   const size = Math.min(pageSize(seed, id, page, count), Math.max(0, total - offset));
@@ -657,7 +657,7 @@ interface PageParts {
   nextData: JsonObject;
 }
 
-/** A server-rendered Next.js document (4.1). */
+/** A server-rendered Next.js document. */
 function renderPage(parts: PageParts, style: Style, rng: Rng): string {
   const nonce = rng.chars(16, URL_SAFE);
   const ld: Json[] = [];
@@ -707,7 +707,7 @@ const nextDocument = (pageProps: JsonObject, page: string, query: JsonObject, st
   scriptLoader: [],
 });
 
-/** The Next.js 404 error page (4.10), HTTP 404. */
+/** The Next.js 404 error page, HTTP 404. */
 function notFoundPage(query: JsonObject, style: Style = PLAIN_STYLE): SandboxResponse {
   const body = renderPage(
     {

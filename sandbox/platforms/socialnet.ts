@@ -1,4 +1,4 @@
-// The socialnet sandbox upstream: a local implementation of upstream/socialnet.md from
+// The socialnet sandbox upstream: a local implementation of src/platforms/socialnet/README.md from
 // generated data. Pages (home, profile, reels tab, about tab), GraphQL (timeline, reels,
 // replies), the redirects of 2.5/2.6, gated, unavailable and not-found pages, blocks (login
 // wall, checkpoint, 429, GraphQL rate limit), rotating sessions and the shared account faults.
@@ -52,7 +52,7 @@ const tabOfSegment = (segment: string): SocialnetTab | null => {
   return PROFILE_TABS.has(folded) ? 'profile' : null;
 };
 
-/** Which page a path names (2.5). */
+/** Which page a path names. */
 export function route(path: string, query: URLSearchParams): Route {
   let segments: string[];
   try {
@@ -87,7 +87,7 @@ export function route(path: string, query: URLSearchParams): Route {
   return { kind: 'page', tab, vanity: first, rest: slash < 0 ? '' : path.slice(slash) };
 }
 
-/** Path of a tab on the registered vanity (2.5). */
+/** Path of a tab on the registered vanity. */
 const vanityPath = (vanity: string, tab: SocialnetTab): string =>
   tab === 'profile' ? `/${vanity}` : tab === 'reels' ? `/${vanity}/reels/` : `/${vanity}/about_contact_and_basic_info`;
 
@@ -107,12 +107,12 @@ const ABOUT_PREFIX = 'adp_ProfileCometAboutAppSectionQueryRelayPreloader_';
 
 const final = (data: Json): Json => ({ data, extensions: { is_final: true } });
 
-/** The preloaders of one content page (3.4). */
+/** The preloaders of one content page. */
 function preloadersOf(state: SeedState, profile: Profile, tab: SocialnetTab, rng: Rng): Preloader[] {
   const spec = profile.spec;
   const seed = state.seed;
   const header: Preloader = [preloaderName(rng, HEADER_PREFIX), final({ user: { id: profile.id, profile_header_renderer: { user: profile.header } } })];
-  // A broken layout: the header is there, the preloader the page kind needs is not (11.3 step 8).
+  // A broken layout: the header is there, the preloader the page kind needs is not.
   if (spec.state === 'broken') return tab === 'profile' ? [header, [preloaderName(rng, TILES_PREFIX), final({ user: { id: profile.id, profile_tile_sections: profile.tiles } })]] : [header];
   if (tab === 'about') {
     return [header, [preloaderName(rng, ABOUT_PREFIX), final({ user: { id: profile.id, about_app_sections: profile.about } })]];
@@ -196,7 +196,7 @@ function accountPage(state: SeedState, account: AccountSpec, tab: SocialnetTab, 
 }
 
 export interface SocialnetSandboxOptions {
-  /** Clock of session validity (4.4); `Date.now` by default. */
+  /** Clock of session validity; `Date.now` by default. */
   now?: () => number;
 }
 
@@ -229,7 +229,7 @@ export function createSocialnetSandbox(options: SocialnetSandboxOptions = {}): S
     const fault = account ? faultOf(account, context) : 0;
     if (typeof fault !== 'number') return fault;
 
-    // 3.1: a page request without the browser navigation headers gets the login wall.
+    // a page request without the browser navigation headers gets the login wall.
     if (!isBrowserNavigation(request)) return withDelay(page(loginWall(new Rng(state.seed, `login-wall:${path}`), `${WWW}${path}`)), fault);
 
     switch (target.kind) {

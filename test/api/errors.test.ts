@@ -1,4 +1,4 @@
-// Every error status of api-spec section 7 and api-decisions, on every endpoint where it
+// Every error status of the API, on every endpoint where it
 // applies: the envelope, the request id, the headers, and the ledger left as it was.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';

@@ -175,7 +175,7 @@ describe('GET /openapi.json', () => {
           [...walk(root)].filter(([, node]) => Array.isArray(node.anyOf) && (node.anyOf as Json[]).some((option) => option.type === 'null')).map(([where]) => where);
         assert.deepEqual(nullableIn((schema.properties as Json).data), nullableIn(plain(endpoint.data)));
         if (endpoint.id === 'socialnet.profile') {
-          // api-decisions: coverPhotoUrl, followers, following, rating and businessHours can be null.
+          // coverPhotoUrl, followers, following, rating and businessHours can be null.
           const profile = ((schema.properties as Json).data as { properties: { profile: { properties: Record<string, Json> } } }).properties.profile;
           for (const field of ['coverPhotoUrl', 'followers', 'following', 'rating', 'businessHours']) {
             const options = profile.properties[field]?.anyOf as Json[] | undefined;

@@ -1,5 +1,5 @@
-// The linkpage-a extractor against the contract's examples (upstream/linkpage-a.md section 11),
-// every outcome of sections 8 and 9, and every variation of section 10, written by transforming
+// The linkpage-a extractor against the contract's examples (src/platforms/linkpage-a/README.md),
+// every outcome the platform's README lists, and every variations the platform allows, written by transforming
 // the example page: its payload is read into a tree, changed, and written back with the
 // sandbox's devalue writer; its HTML is rewritten with string edits.
 import { test } from 'node:test';
@@ -218,7 +218,7 @@ test('the example re-written by the sandbox writer reads the same (round trip of
   assert.deepEqual(await profileOf(pageOf(exampleTree().tree)), EXPECTED.profile);
 });
 
-// ============================================================================ outcomes (sections 8, 9)
+// ============================================================================ outcomes
 
 test('not found: the Nuxt error page with HTTP 404, the same page with HTTP 200, and a bare 404 or 410', async () => {
   await assertOutcome({ status: 404, body: NOT_FOUND_HTML }, 'not_found');
@@ -318,7 +318,7 @@ test('unrecognised: an unknown marker on the decoded path fails; markers elsewhe
   assert.deepEqual(await profileOf(withPayloadText(PROFILE_HTML, JSON.stringify(elsewhere))), EXPECTED.profile);
 });
 
-// ============================================================================ variations (section 10)
+// ============================================================================ variations
 
 test('variation: any index layout (sharing or not, any order) and an object used from several places', async () => {
   for (let i = 0; i < 6; i += 1) {

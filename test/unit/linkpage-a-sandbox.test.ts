@@ -96,7 +96,7 @@ const outcomeOf = async (url: string, upstream?: Upstream): Promise<OutcomeKind>
   return assert.fail(`${url} should not give data`);
 };
 
-/** The API profile that the generated model should map to (upstream/linkpage-a.md section 7). */
+/** The API profile that the generated model should map to (src/platforms/linkpage-a/README.md). */
 function expectedProfile(m: LinkpageAModel): Record<string, unknown> {
   const theme = m.custom_theme ?? null;
   const media = (icon: string) => (/^https?:/.test(icon) ? icon : `https://cdn.linkpage-a.example${icon}`);
@@ -242,7 +242,7 @@ test('the large profile yields every link, social link, gallery item and section
   assert.match(p.views, /^\d+(\.\d)?B$/);
 });
 
-test('views labels follow section 4.5', () => {
+test('views labels follow the platform’s abbreviation rule', () => {
   assert.equal(viewsLabel(987), '987');
   assert.equal(viewsLabel(12_345), '12.3K');
   assert.equal(viewsLabel(2_000), '2K');

@@ -1,6 +1,6 @@
-// The linkpage-b extractor against the contract's examples (upstream/linkpage-b.md section 10),
-// every outcome of sections 7 and 8, and every variation of section 9, through a fake upstream
-// that serves the fixture files and checks the request (section 3).
+// The linkpage-b extractor against the contract's examples (src/platforms/linkpage-b/README.md),
+// every outcome the platform's README lists, and every variations the platform allows, through a fake upstream
+// that serves the fixture files and checks the request.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

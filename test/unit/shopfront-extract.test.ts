@@ -1,6 +1,6 @@
-// The shopfront extractor against the contract's examples (upstream/shopfront.md section 10),
-// every outcome of section 8 and every variation of section 9, through a fake upstream that
-// serves the fixture files and checks each request against section 3.
+// The shopfront extractor against the contract's examples (src/platforms/shopfront/README.md),
+// every outcome the platform's README lists and every variations the platform allows, through a fake upstream that
+// serves the fixture files and checks each request against the platform's README.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -49,7 +49,7 @@ const jsonAnswer = (body: string | object, status = 200): Answer => ({
   headers: { 'content-type': 'application/json; charset=utf-8' },
 });
 
-/** Checks every request against section 3 of the chapter. */
+/** Checks every request against the platform's README. */
 function assertContractRequest(request: UpstreamRequest): void {
   assert.equal(request.method ?? 'GET', 'GET');
   assert.equal(request.body, undefined);
@@ -203,7 +203,7 @@ describe('shopfront.shop: contract examples', () => {
     );
   });
 
-  test('passing the position back: storefront page again, then exactly the feed request of section 10', async () => {
+  test('passing the position back: storefront page again, then exactly the feed request', async () => {
     const firstCall = await run(first);
     const result = await run(second, firstCall.next ?? null);
     const want = expected(EXPECTED_FEED);
@@ -246,7 +246,7 @@ describe('shopfront.shop: contract examples', () => {
   });
 });
 
-// ------------------------------------------------------------------ outcomes (section 8)
+// ------------------------------------------------------------------ outcomes
 
 describe('shopfront.shop: missing and inactive storefronts', () => {
   test('HTTP 404 page → not_found', async () => {
@@ -434,7 +434,7 @@ describe('shopfront.shop: transient answers', () => {
   });
 });
 
-// ------------------------------------------------------------------ variations (section 9)
+// ------------------------------------------------------------------ variations
 
 describe('shopfront.shop: variations the extractor tolerates', () => {
   const want = expected(EXPECTED_SHOP);
@@ -610,7 +610,7 @@ describe('shopfront.shop: variations the extractor tolerates', () => {
   });
 });
 
-describe('shopfront price formatting (section 6.1)', () => {
+describe('shopfront price formatting', () => {
   const examples: [amount: number, code: string, formatted: string][] = [
     [24.99, 'USD', '$24.99'],
     [1249.5, 'USD', '$1,249.50'],

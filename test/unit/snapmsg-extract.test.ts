@@ -1,5 +1,5 @@
-// The snapmsg extractors against the contract's examples (upstream/snapmsg.md section 8), every
-// outcome of sections 4.10, 5.4, 5.6 and 6, and every variation of section 7, through a fake
+// The snapmsg extractors against the contract's examples (src/platforms/snapmsg/README.md), every
+// outcome the platform's README lists, and every variations the platform allows, through a fake
 // upstream that serves the fixture files and checks each request the chapter fixes.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -46,7 +46,7 @@ const jsonAnswer = (value: unknown, status = 200) => ({
   headers: { 'content-type': 'application/json; charset=utf-8' },
 });
 
-/** Serves `exchanges` in order, asserting each request as the chapter fixes it (section 3). */
+/** Serves `exchanges` in order, asserting each request as the chapter fixes it. */
 function fakeUpstream(exchanges: Exchange[]) {
   const calls: UpstreamRequest[] = [];
   const upstream = async (request: UpstreamRequest): Promise<UpstreamResponse> => {
@@ -166,7 +166,7 @@ function reverseKeys(value: unknown): unknown {
   return value;
 }
 
-/** Every object in `value` with unknown members added (section 7). */
+/** Every object in `value` with unknown members added. */
 function addUnknownMembers(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(addUnknownMembers);
   if (value !== null && typeof value === 'object') {
@@ -234,7 +234,7 @@ describe('snapmsg.profile: contract examples', () => {
     assert.deepEqual(result, expectedResult('snapmsg-expected-userinfo.json'));
   });
 
-  test('the username is requested lower-cased (2.1)', async () => {
+  test('the username is requested lower-cased', async () => {
     const result = await run(profileExtractor, { username: 'LunaVoss' }, null, [
       { expect: profilePage('lunavoss'), respond: htmlAnswer(PROFILE_HTML) },
     ]);
@@ -243,7 +243,7 @@ describe('snapmsg.profile: contract examples', () => {
 });
 
 describe('snapmsg.profile: outcomes', () => {
-  test('HTTP 404 Next.js error page is not found (4.10)', async () => {
+  test('HTTP 404 Next.js error page is not found', async () => {
     await assertOutcome(runProfile([{ expect: profilePage('nosuchuser1'), respond: htmlAnswer(NOT_FOUND_HTML, 404) }], 'nosuchuser1'), 'not_found');
   });
 
@@ -311,7 +311,7 @@ describe('snapmsg.profile: outcomes', () => {
   });
 });
 
-describe('snapmsg.profile: variations of section 7', () => {
+describe('snapmsg.profile: variations the platform allows', () => {
   test('script attribute order, quoting, case and extra attributes; other scripts around it', async () => {
     const tags = [
       '<script type="application/json" nonce="r4nd0m" id="__NEXT_DATA__" crossorigin="anonymous">',
@@ -568,7 +568,7 @@ describe('snapmsg.spotlight.comments: contract examples', () => {
 });
 
 describe('snapmsg.spotlight.comments: outcomes', () => {
-  test('Spotlight page 404, a 200 error page, a page without the requested story: not found (5.4)', async () => {
+  test('Spotlight page 404, a 200 error page, a page without the requested story: not found', async () => {
     const missing = NOT_FOUND_HTML.replace('{"username":"nosuchuser1"}', `{"spotlightId":"${SPOTLIGHT_ID}"}`);
     await assertOutcome(runComments([{ expect: spotlightPage(), respond: htmlAnswer(missing, 404) }]), 'not_found');
     await assertOutcome(runComments([{ expect: spotlightPage(), respond: htmlAnswer(missing) }]), 'not_found');
@@ -583,13 +583,13 @@ describe('snapmsg.spotlight.comments: outcomes', () => {
     await assertOutcome(runComments([{ expect: spotlightPage(lower), respond: htmlAnswer(SPOTLIGHT_HTML) }], null, `https://www.snapmsg.example/spotlight/${lower}`), 'not_found');
   });
 
-  test('comments context gone: 404 NOT_FOUND is not found (5.4)', async () => {
+  test('comments context gone: 404 NOT_FOUND is not found', async () => {
     const gone = jsonAnswer({ error: { code: 'NOT_FOUND', message: 'unknown contextId' } }, 404);
     await assertOutcome(runComments([{ expect: spotlightPage(), respond: htmlAnswer(SPOTLIGHT_HTML) }, { expect: commentsPost(), respond: gone }]), 'not_found');
     await assertOutcome(runComments([{ expect: commentsPost(NEXT_CURSOR), respond: gone }], POSITION), 'not_found');
   });
 
-  test('comments turned off: no comments request, an empty 200 (5.4)', async () => {
+  test('comments turned off: no comments request, an empty 200', async () => {
     const variants: [string, (info: Record<string, unknown>, story: Record<string, unknown>) => void][] = [
       ['no commentsInfo', (_info, story) => delete story.commentsInfo],
       ['commentsInfo null', (_info, story) => (story.commentsInfo = null)],
@@ -608,7 +608,7 @@ describe('snapmsg.spotlight.comments: outcomes', () => {
     }
   });
 
-  test('a cursor the upstream rejects (400 INVALID_CURSOR) is a rejected cursor (5.5)', async () => {
+  test('a cursor the upstream rejects (400 INVALID_CURSOR) is a rejected cursor', async () => {
     const rejected = jsonAnswer({ error: { code: 'INVALID_CURSOR', message: 'cursor expired' } }, 400);
     await assertOutcome(runComments([{ expect: commentsPost(NEXT_CURSOR), respond: rejected }], POSITION), 'rejected_cursor', /INVALID_CURSOR/);
   });
@@ -618,7 +618,7 @@ describe('snapmsg.spotlight.comments: outcomes', () => {
     await assertOutcome(runComments([], { contextId: 7, cursor: NEXT_CURSOR }), 'rejected_cursor');
   });
 
-  test('INVALID_ARGUMENT and 415 mean the service built a wrong request: unrecognised (5.6)', async () => {
+  test('INVALID_ARGUMENT and 415 mean the service built a wrong request: unrecognised', async () => {
     const invalid = jsonAnswer({ error: { code: 'INVALID_ARGUMENT', message: 'count out of range' } }, 400);
     await assertOutcome(runComments([{ expect: commentsPost(NEXT_CURSOR), respond: invalid }], POSITION), 'unrecognised', /INVALID_ARGUMENT/);
     const media = jsonAnswer({ error: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'json only' } }, 415);
@@ -661,7 +661,7 @@ describe('snapmsg.spotlight.comments: outcomes', () => {
   });
 });
 
-describe('snapmsg.spotlight.comments: variations of section 7', () => {
+describe('snapmsg.spotlight.comments: variations the platform allows', () => {
   test('the requested story among recommended ones, in any position; page JSON variations', async () => {
     const page = withNextData(
       SPOTLIGHT_HTML,

@@ -1,4 +1,4 @@
-// The socialnet sandbox upstream against upstream/socialnet.md: page structures (data-sjs
+// The socialnet sandbox upstream against src/platforms/socialnet/README.md: page structures (data-sjs
 // blocks, preloaders with the fields the mapping tables read), sessions (rotation, validity,
 // stale values), GraphQL checks and framing, pagination to the end, redirects, gated,
 // unavailable and not-found pages, blocks, faults, determinism, escaping, and every catalogue
@@ -74,7 +74,7 @@ class Transport {
 }
 
 // ---------------------------------------------------------------------------------------
-// HTML reading, per section 3
+// HTML reading
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", middot: '·' };
 const decodeEntities = (text: string): string =>
@@ -94,7 +94,7 @@ function attributes(text: string): Record<string, string> {
 const scripts = (html: string) =>
   [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)].map((match) => ({ attributes: attributes(match[1]!), text: match[2]! }));
 
-/** The data-sjs blocks' texts (3.3). */
+/** The data-sjs blocks' texts. */
 const sjsTexts = (html: string): string[] =>
   scripts(html)
     .filter((script) => 'data-sjs' in script.attributes && script.attributes.type === 'application/json')
@@ -102,7 +102,7 @@ const sjsTexts = (html: string): string[] =>
 
 const sjsBlocks = (html: string): Json[] => sjsTexts(html).map((text) => JSON.parse(text) as Json);
 
-/** Preloader name -> result, scanning every block and entry (3.3). */
+/** Preloader name -> result, scanning every block and entry. */
 function preloaders(html: string): [string, Json][] {
   const out: [string, Json][] = [];
   for (const block of sjsBlocks(html)) {
@@ -166,7 +166,7 @@ const title = (html: string): string | null => {
 const hasId = (html: string, id: string): boolean => new RegExp(`\\bid=["']?${id}["' >]`).test(html);
 
 // ---------------------------------------------------------------------------------------
-// GraphQL, per section 4
+// GraphQL
 
 const FRIENDLY = {
   timeline: 'ProfileCometTimelineFeedRefetchQuery',
@@ -219,7 +219,7 @@ function parseGraphql(body: string, timeline: boolean): Json[] {
   return text.split(/\r?\n/).filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Json);
 }
 
-/** A timeline whose first line is JSON and whose last line is not: cut off (11.4). */
+/** A timeline whose first line is JSON and whose last line is not: cut off. */
 function isCutOff(body: string): boolean {
   const lines = body.trimStart().replace(/^for \(;;\);/, '').split(/\r?\n/).filter((line) => line.trim() !== '');
   const parses = (line: string) => {
@@ -244,7 +244,7 @@ async function homeSession(transport: Transport): Promise<Session> {
   return { lsd, ids };
 }
 
-/** Timeline page from NDJSON lines (6.4). */
+/** Timeline page from NDJSON lines. */
 function timelinePage(lines: Json[]): { node: Json | null; stories: Json[]; pageInfo: Json | null } {
   const [first, ...rest] = lines;
   assert.ok(first && first.label === undefined, 'first line has no label');
@@ -262,7 +262,7 @@ function timelinePage(lines: Json[]): { node: Json | null; stories: Json[]; page
 }
 
 // ---------------------------------------------------------------------------------------
-// A small client that follows the contract's flows (sections 1, 6.1, 7.1, 8.1, 9.1, 11)
+// A small client that follows the platform's flows (src/platforms/socialnet/README.md)
 
 type Outcome =
   | { kind: 'content'; data: Json }
@@ -293,7 +293,7 @@ class Flows {
     return null;
   }
 
-  /** GET a page, follow redirects, classify (11.3); keeps the session of a content page. */
+  /** GET a page, follow redirects, classify; keeps the session of a content page. */
   async page(path: string, kind: 'profile' | 'reels' | 'about' | 'home'): Promise<Outcome> {
     let target = path;
     for (let hop = 0; hop <= 5; hop += 1) {
@@ -350,7 +350,7 @@ class Flows {
       }
       const session = this.session!;
       const body = graphqlBody(friendly, variables, session);
-      // 11.1: an empty body after `for (;;);`, or a timeline cut off or without its page_info
+      // an empty body after `for (;;);`, or a timeline cut off or without its page_info
       // line, is transient: the same request is sent again, as for a 5xx.
       let answer: Answer | null = null;
       let documents: Json[] = [];
@@ -619,7 +619,7 @@ const topComment = (vanity: string, which = 0) => {
 };
 
 describe('pages', () => {
-  test('the home page is the login page plus a session (4.3, 11.2)', async () => {
+  test('the home page is the login page plus a session', async () => {
     const transport = new Transport();
     const home = await transport.page('/');
     assert.equal(home.status, 200);
@@ -697,7 +697,7 @@ describe('pages', () => {
     assert.deepEqual([...seen].sort(), ['Always open', 'Closed now', 'Closes soon', 'Open now', 'Opens soon', 'Permanently closed', 'Temporarily closed']);
   });
 
-  test('the reels tab carries the header and the reels collection (7.2, 7.4)', async () => {
+  test('the reels tab carries the header and the reels collection', async () => {
     const transport = new Transport();
     const html = (await transport.page('/tidewaterkitchen/reels/')).body;
     assert.ok(preloader(html, PREFIX.header));
@@ -716,7 +716,7 @@ describe('pages', () => {
     assert.ok(appA !== appB || typeA !== typeB);
   });
 
-  test('the about tab carries the header and every kind of about field (9.3)', async () => {
+  test('the about tab carries the header and every kind of about field', async () => {
     const transport = new Transport();
     const html = (await transport.page('/metrodailynews/about_contact_and_basic_info')).body;
     assert.ok(preloader(html, PREFIX.header));
@@ -734,7 +734,7 @@ describe('pages', () => {
       assert.match(field.link_url, /^https:\/\/www\.socialnet\.example\/l\.php\?u=https%3A%2F%2F/);
     }
     assert.ok(fields.filter((field) => field.field_type === 'social_link').every((field) => /^[A-Z]+$/.test(field.social_link_type)));
-    // Alternate paths serve the same page kind (2.5).
+    // Alternate paths serve the same page kind.
     for (const path of ['/metrodailynews/about', `/profile.php?id=${profileIdOf(9)}&sk=about`]) {
       assert.ok(preloader((await transport.page(path)).body, PREFIX.about), path);
     }
@@ -778,7 +778,7 @@ describe('pages', () => {
     assert.ok(preloader((await transport.page(`/profile.php?id=${id}&sk=reels_tab`)).body, PREFIX.reels));
   });
 
-  test('a request without the browser navigation headers gets the login wall (3.1, 11.2)', async () => {
+  test('a request without the browser navigation headers gets the login wall', async () => {
     const transport = new Transport();
     const { 'sec-fetch-mode': _mode, ...withoutMode } = NAV;
     for (const path of ['/', '/tidewaterkitchen', '/tidewaterkitchen/reels/', '/tidewaterkitchen/about_contact_and_basic_info', '/velvetcellar', `/profile.php?id=${idOf('lunavoss')}`]) {
@@ -817,7 +817,7 @@ describe('pages', () => {
     for (const path of ['/lunavoss/', '/lunavoss/reels', '/MarinaGallery', '/MarinaGallery/about']) assert.equal((await transport.page(path)).status, 200, path);
   });
 
-  test('gated, unavailable and not-found pages carry their markers and nothing else (9.7, 10)', async () => {
+  test('gated, unavailable and not-found pages carry their markers and nothing else', async () => {
     const transport = new Transport();
     for (const [vanity, reason] of [['velvetcellar', 'AGE_RESTRICTED'], ['borderlandradio', 'COUNTRY_RESTRICTED'], ['membersonlyclub', 'LOGGED_OUT_UNAVAILABLE']] as const) {
       for (const path of [`/${vanity}`, `/${vanity}/reels/`, `/${vanity}/about_contact_and_basic_info`]) {
@@ -881,7 +881,7 @@ describe('pages', () => {
 });
 
 describe('sessions and GraphQL checks', () => {
-  test('lsd rotates per page load, doc ids per generation; earlier values stay accepted (4.4)', async () => {
+  test('lsd rotates per page load, doc ids per generation; earlier values stay accepted', async () => {
     const transport = new Transport();
     const sessions: Session[] = [];
     for (let load = 0; load < 3 * DOC_ID_ROTATION; load += 1) {
@@ -922,7 +922,7 @@ describe('sessions and GraphQL checks', () => {
     assert.equal(await codeOf(session, {}, { doc_id: '8123456789012345' }, FRIENDLY.timeline, {}), 1675030, 'doc id before variables');
   });
 
-  test('values expire after the validity window (4.4); a fresh page gives a working session', async () => {
+  test('values expire after the validity window; a fresh page gives a working session', async () => {
     let clock = 1_750_000_000_000;
     const transport = new Transport(createSocialnetSandbox({ now: () => clock }));
     const old = await homeSession(transport);
@@ -1004,7 +1004,7 @@ describe('sessions and GraphQL checks', () => {
     assert.equal((await ask(FRIENDLY.replies, repliesVars(topComment('lunavoss', 5).feedbackId, token, null))).data.node, null, 'no such comment');
     assert.equal((await ask(FRIENDLY.replies, repliesVars('not-base64!', token, null))).data.node, null);
 
-    // A reply is itself a comment: its own feedback lists its (zero) replies (8.4, 8.7).
+    // A reply is itself a comment: its own feedback lists its (zero) replies.
     const first = await ask(FRIENDLY.replies, repliesVars(feedbackId, token, null));
     const reply = first.data.node.replies_connection.edges[0].node as Json;
     const own = await ask(FRIENDLY.replies, repliesVars(reply.feedback.id, reply.feedback.expansion_info.expansion_token, null));
@@ -1065,7 +1065,7 @@ describe('framing and pagination', () => {
     assert.ok(firstLineCounts.has(0) && firstLineCounts.size >= 2, 'the first line holds 0 or more edges');
   });
 
-  test('a large timeline pages through every post once, newest first, then ends (6.1)', async () => {
+  test('a large timeline pages through every post once, newest first, then ends', async () => {
     const transport = new Transport();
     const spec = accountNamed('metrodailynews');
     const html = (await transport.page('/metrodailynews')).body;
@@ -1092,16 +1092,16 @@ describe('framing and pagination', () => {
     assert.equal(new Set(ids).size, spec.posts);
     assert.ok(times.every((time, index) => index === 0 || time < times[index - 1]!), 'newest first');
     assert.deepEqual([...kinds].sort(), ['album', 'link', 'photo', 'reshare', 'text', 'video']);
-    // With cursor null the query starts with the story the profile page shows (6.1).
+    // With cursor null the query starts with the story the profile page shows.
     const start = timelinePage(parseGraphql((await graphql(transport, FRIENDLY.timeline, timelineVars(timeline.id, null, 10), session)).body, true));
     assert.equal(start.stories[0]!.post_id, ids[0]);
-    // The last end_cursor leads to an empty page that ends the list (6.12).
+    // The last end_cursor leads to an empty page that ends the list.
     const end = timelinePage(parseGraphql((await graphql(transport, FRIENDLY.timeline, timelineVars(timeline.id, cursor, 3), session)).body, true));
     assert.equal(end.stories.length, 0);
     assert.equal(end.pageInfo!.has_next_page, false);
   });
 
-  test('a large reels collection pages through every reel once (7.1)', async () => {
+  test('a large reels collection pages through every reel once', async () => {
     const transport = new Transport();
     const spec = accountNamed('metrodailynews');
     const html = (await transport.page('/metrodailynews/reels/')).body;
@@ -1128,7 +1128,7 @@ describe('framing and pagination', () => {
     assert.deepEqual([...prefixes].sort(), [false, true]);
   });
 
-  test('a comment with hundreds of replies pages through every reply once, oldest first (8.1)', async () => {
+  test('a comment with hundreds of replies pages through every reply once, oldest first', async () => {
     const transport = new Transport();
     const spec = accountNamed('metrodailynews');
     const session = await homeSession(transport);
@@ -1167,7 +1167,7 @@ describe('framing and pagination', () => {
 });
 
 describe('variation, escaping and determinism', () => {
-  test('section 12 variations appear across loads and all parse to the same data', async () => {
+  test('the platform’s variations appear across loads and all parse to the same data', async () => {
     const transport = new Transport();
     const seen = { ascii: false, utf8: false, slashes: false, bareSjs: false, emptySjs: false, noLength: false, headBlock: false, grouped: false, upsell: false, single: false, hexEntity: false, decimalEntity: false };
     let reference: string | null = null;

@@ -7,24 +7,24 @@ import { profileIdOf } from './ids.ts';
 export type AccountState =
   /** Public content. */
   | 'ok'
-  /** Gated page (9.7) on every page path; GraphQL `data.node: null`. */
+  /** Gated page on every page path; GraphQL `data.node: null`. */
   | 'gated'
   /** Unavailable page, `data-reason="PRIVATE"` (10); GraphQL `data.node: null`. */
   | 'private'
   /** Unavailable page, `data-reason="REMOVED"` (10); GraphQL `data.node: null`. */
   | 'removed'
-  /** Login wall instead of every page, and as the answer of its GraphQL queries (11.2). */
+  /** Login wall instead of every page, and as the answer of its GraphQL queries. */
   | 'login-wall'
-  /** 302 to `/checkpoint/…` on every page and query (11.1). */
+  /** 302 to `/checkpoint/…` on every page and query. */
   | 'checkpoint'
-  /** HTTP 429 on every page and query (11.1). */
+  /** HTTP 429 on every page and query. */
   | 'http-429'
-  /** Pages are served; every GraphQL query on it answers error 1675004 (4.7). */
+  /** Pages are served; every GraphQL query on it answers error 1675004. */
   | 'graphql-rate-limit'
   /**
    * Public content; each successful GraphQL query on it retires the session values issued so
    * far for its queries (alternately the lsd tokens and the doc ids), so that a client reusing
-   * a session meets 1357004 / 1675030 and must refresh it (4.4, 4.7).
+   * a session meets 1357004 / 1675030 and must refresh it.
    */
   | 'rotating'
   /** Content pages lack the preloader their kind needs (only the header is there): unrecognised. */
@@ -77,7 +77,7 @@ export interface AccountSpec {
   /** An account fault of `accountFault` (`slow-`, `flaky-`, `down-`) applies to it. */
   fault?: 'slow' | 'flaky' | 'down';
   /**
-   * A transient 200 (11.1) that the first attempt of each GraphQL query on the account gets
+   * A transient 200 that the first attempt of each GraphQL query on the account gets
    * (every odd attempt of one exact request), the real answer coming on the retry:
    * `empty`: a body that is empty after `for (;;);`, on every query;
    * `no-page-info`: the timeline's NDJSON without its page_info line;
@@ -203,7 +203,7 @@ const BY_VANITY = new Map(ACCOUNTS.filter((a) => a.vanity !== null).map((account
 const BY_ID = new Map(ACCOUNTS.map((account) => [profileIdOf(account.no), account]));
 
 export const accountByNo = (no: number): AccountSpec | undefined => BY_NO.get(no);
-/** Case-insensitive (2.3). */
+/** Case-insensitive. */
 export const accountByVanity = (vanity: string): AccountSpec | undefined => BY_VANITY.get(vanity.toLowerCase());
 export const accountById = (id: string): AccountSpec | undefined => BY_ID.get(id);
 
@@ -222,7 +222,7 @@ export const faultName = (account: AccountSpec): string => (account.fault ? `${a
 
 /**
  * The shared account fault (`accountFault`) of every request about the account, pages and
- * GraphQL alike: a response to give instead (503, reset), or the delay in ms to add (0: none).
+ * GraphQL alike: a response to give instead (503, reset), or the delay in ms to add (none).
  */
 export function faultOf(account: AccountSpec, context: SandboxContext): SandboxResponse | number {
   const fault = accountFault(faultName(account), context);

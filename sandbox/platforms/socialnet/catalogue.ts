@@ -42,7 +42,7 @@ const UNRECOGNISED = '→ 502 UPSTREAM_UNRECOGNISED';
 const REJECTED = '→ 400 BAD_REQUEST';
 
 export const SOCIALNET_CATALOGUE: CatalogueEntry[] = [
-  // Profile posts (4.1)
+  // Profile posts
   posts('Ordinary business page: verified; album, photo, video, link, reshare and text posts; top comments → 200', { url: urlOf('tidewaterkitchen') }),
   posts('Ordinary business page by numeric id (GraphQL timeline; session from the home page) → 200', { pageId: idOf('tidewaterkitchen') }),
   posts('Ordinary personal profile → 200', { url: urlOf('lunavoss') }),
@@ -79,7 +79,7 @@ export const SOCIALNET_CATALOGUE: CatalogueEntry[] = [
   posts('Flaky upstream: 503, then a reset connection, then the answer (per request), retried → 200', { url: urlOf('flaky.tidewater') }),
   posts(`Upstream down: always 503, retried ${BLOCKED}`, { url: urlOf('down.tidewater') }),
 
-  // Profile reels (4.4)
+  // Profile reels
   reels('Ordinary business page: 24 reels, captions, original and licensed audio → 200', { url: urlOf('tidewaterkitchen') }),
   reels('Large page: 215 reels; follow paging.cursor to the end → 200', { url: urlOf('metrodailynews') }),
   reels('Right-to-left captions → 200', { url: urlOf('noor.haddad') }),
@@ -97,7 +97,7 @@ export const SOCIALNET_CATALOGUE: CatalogueEntry[] = [
   reels(`Login wall ${BLOCKED}`, { url: urlOf('walledgarden') }),
   reels(`HTTP 429 ${BLOCKED}`, { url: urlOf('ratelimited') }),
 
-  // Comment replies (4.3)
+  // Comment replies
   replies('Ordinary comment with 3 replies (page replies as original poster, stickers, attachments) → 200', commentOf('tidewaterkitchen')),
   replies('Comment with 260 replies; follow paging.cursor to the end → 200', commentOf('metrodailynews')),
   replies('Comment without replies (replies []) → 200', commentOf('tidewaterkitchen', 1)),
@@ -115,7 +115,7 @@ export const SOCIALNET_CATALOGUE: CatalogueEntry[] = [
   replies(`Comment on a gated page (data.node null) ${NOT_FOUND}`, commentOf('velvetcellar')),
   replies(`GraphQL rate-limit error 1675004 ${BLOCKED}`, commentOf('throttledpage')),
 
-  // Profile info (4.6)
+  // Profile info
   profile('Ordinary business page: categories, contact, links, rating, hours "Open now" → 200', { url: urlOf('tidewaterkitchen') }),
   profile('Ordinary business page without the hours request (businessHours null) → 200', { url: urlOf('tidewaterkitchen'), businessHours: 'false' }),
   profile('Ordinary personal profile: alternate name, followers only → 200', { url: urlOf('lunavoss') }),

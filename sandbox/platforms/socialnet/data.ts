@@ -1,5 +1,5 @@
 // Generated socialnet content: profiles, stories, comments, replies, reels, about fields and
-// intro tiles, in the upstream shapes of upstream/socialnet.md sections 5 to 9. Every item is
+// intro tiles, in the upstream shapes of src/platforms/socialnet/README.md. Every item is
 // a pure function of the seed, the account and its position, so any page of any list can be
 // produced on its own, and the profile page, the GraphQL pages and the reels tab agree.
 import { Rng, type TextFlavour } from '../../common.ts';
@@ -30,7 +30,7 @@ export type Json = Record<string, unknown>;
 
 const commas = (n: number): string => n.toLocaleString('en-US');
 
-/** `1.2K`, `48K`, `3.4M`: the upstream's compact count labels (5.5). */
+/** `1.2K`, `48K`, `3.4M`: the upstream's compact count labels. */
 export function compactCount(n: number): string {
   const scale = (value: number, unit: string) => {
     const rounded = value >= 100 ? Math.round(value) : Math.round(value * 10) / 10;
@@ -55,7 +55,7 @@ function videoUrl(rng: Rng, quality: 'hd' | 'sd'): string {
   return `${VIDEO_CDN}/o1/v/t2/f2/m69/AQ${rng.chars(24, TOKEN)}.mp4?efg=${tag}&_nc_cat=1&oh=00_${rng.chars(10, TOKEN)}&oe=${rng.chars(8, HEX).toUpperCase()}`;
 }
 
-/** An external link through the link shim (5.4). */
+/** An external link through the link shim. */
 export const shim = (rng: Rng, target: string): string => `${WWW}/l.php?u=${encodeURIComponent(target)}&h=AT${rng.chars(14, TOKEN)}`;
 
 const icon = (rng: Rng): Json => ({ uri: `${SCONTENT}/rsrc.php/v3/x3ue/r/${rng.chars(11, TOKEN)}.png` });
@@ -70,7 +70,7 @@ const REACTIONS: readonly [string, string][] = [
   ['Angry', '444813342392137'],
 ];
 
-/** `top_reactions` (5.2): at most 3 edges, largest first, summing to at most `total`. */
+/** `top_reactions`: at most 3 edges, largest first, summing to at most `total`. */
 function topReactions(rng: Rng, total: number): Json {
   if (total === 0) return { edges: [] };
   const like = Math.max(1, Math.round(total * (0.6 + rng.next() * 0.3)));
@@ -159,11 +159,11 @@ export interface Profile {
   collectionId: string;
   /** Newest post time (Unix seconds). */
   since: number;
-  /** `profile_header_renderer.user` (9.2). */
+  /** `profile_header_renderer.user`. */
   header: Json;
-  /** `about_app_sections` (9.3). */
+  /** `about_app_sections`. */
   about: Json;
-  /** `profile_tile_sections` (9.4). */
+  /** `profile_tile_sections`. */
   tiles: Json;
 }
 
@@ -218,7 +218,7 @@ export function buildProfile(seed: string, spec: AccountSpec): Profile {
     if (isPage && rng.bool(0.5)) social.push({ text: { text: `${commas(rng.int(20, 3_000))} reviews` }, uri: `${socialBase}/reviews/` });
   }
 
-  // og:description (9.5): likes only on pages.
+  // og:description: likes only on pages.
   let ogDescription: string;
   const place = spec.place ?? null;
   if (isPage) {
@@ -409,7 +409,7 @@ function tileSections(rng: Rng, spec: AccountSpec, id: string, bio: string | nul
 }
 
 // ---------------------------------------------------------------------------------------
-// Stories (6.5)
+// Stories
 
 const DAY = 86_400;
 const KINDS = ['album', 'photo', 'video', 'link', 'reshare', 'text'] as const;
@@ -641,7 +641,7 @@ export function storyNode(seed: string, profile: Profile, index: number): Json {
   return story;
 }
 
-/** The original of a reshare: another actor's story, with its own counts and no comment edges (6.11). */
+/** The original of a reshare: another actor's story, with its own counts and no comment edges. */
 function originalStory(seed: string, profile: Profile, index: number): Json {
   const rng = new Rng(seed, `original:${profile.spec.no}:${index}`);
   const author = someone(rng, profile.spec.flavour);
@@ -666,7 +666,7 @@ function originalStory(seed: string, profile: Profile, index: number): Json {
 }
 
 // ---------------------------------------------------------------------------------------
-// Comments and replies (5.3, 8.4)
+// Comments and replies
 
 const commentTime = (seed: string, profile: Profile, index: number, comment: number): number =>
   postTime(seed, profile, index) + (comment + 1) * 1_800 + new Rng(seed, `comment-time:${profile.spec.no}:${index}:${comment}`).int(0, 1_500);
@@ -763,7 +763,7 @@ function commentAttachment(rng: Rng, type: 'sticker' | 'photo' | 'gif' | 'video'
 }
 
 // ---------------------------------------------------------------------------------------
-// Reels (7.4)
+// Reels
 
 export function reelEdge(seed: string, profile: Profile, index: number): Json {
   const spec = profile.spec;
@@ -823,7 +823,7 @@ export function reelEdge(seed: string, profile: Profile, index: number): Json {
 }
 
 // ---------------------------------------------------------------------------------------
-// Page sizes (section 12: the upstream's choice, stable per position)
+// Page sizes (the upstream's choice, stable per position)
 
 /** Stories on one timeline page from `start`: 1 to `count`. */
 export function timelinePageSize(seed: string, spec: AccountSpec, start: number, count: number): number {

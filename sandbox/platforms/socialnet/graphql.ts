@@ -1,4 +1,4 @@
-// `POST /api/graphql/` of the socialnet sandbox (upstream/socialnet.md 4.5 to 4.7, 6.3/6.4,
+// `POST /api/graphql/` of the socialnet sandbox (src/platforms/socialnet/README.md,
 // 7.3, 8.2/8.3, 10, 11). Checks in the contract's order: rate limit (and the other account
 // blocks), lsd, doc id, required variables, node id, cursor or expansion token. Framing varies
 // per query: `for (;;);` or not, Content-Type, compact or pretty JSON, `\/` and `\uXXXX`
@@ -78,7 +78,7 @@ function errorObject(rng: Rng, error: ErrorSpec, severity: 'CRITICAL' | 'WARNING
 
 const WARNING: ErrorSpec = { code: 1675002, message: 'A field you requested is deprecated', description: 'Some requested fields will be removed.', transient: false };
 
-/** Presentation of one GraphQL answer (section 12). */
+/** Presentation of one GraphQL answer. */
 class Framing {
   readonly rng: Rng;
   readonly prefix: string;
@@ -157,7 +157,7 @@ const isInteger = (value: unknown): value is number => typeof value === 'number'
 const hasKey = (variables: Vars, key: string): boolean => Object.prototype.hasOwnProperty.call(variables, key);
 const isCursor = (value: unknown): value is string | null => value === null || typeof value === 'string';
 
-/** True when the query's required variables are present with the right types (4.5, 6.3, 7.3, 8.2). */
+/** True when the query's required variables are present with the right types. */
 function requiredPresent(friendly: string, variables: Vars | null): boolean {
   if (variables === null) return false;
   if (!RELAY_FLAGS.every((flag) => typeof variables[flag] === 'boolean')) return false;
@@ -190,7 +190,7 @@ export function handleGraphql(state: SeedState, request: SandboxRequest, context
     if (blocked) return answer(blocked);
   }
 
-  // lsd: known, unexpired, and the header equal to the form field (4.7).
+  // lsd: known, unexpired, and the header equal to the form field.
   const lsd = form.get('lsd');
   if (lsd === null || request.headers['x-sn-lsd'] !== lsd || state.sessions.checkLsd(lsd, account) === null) {
     return answer(framing.error(ERRORS.lsd, timeline));
@@ -214,7 +214,7 @@ export function handleGraphql(state: SeedState, request: SandboxRequest, context
     const empty = { data: { node: null }, extensions: { is_final: true } };
     return answer(timeline ? framing.lines([empty]) : framing.document(empty));
   }
-  // 11.1: a transient 200 on the first attempt, the real answer on the retry.
+  // a transient 200 on the first attempt, the real answer on the retry.
   if (account?.hiccup && context.attempt % 2 === 1) {
     const transient = hiccupOf(account.hiccup, response, timeline, framing);
     if (transient !== null) return answer(transient);
@@ -227,13 +227,13 @@ export function handleGraphql(state: SeedState, request: SandboxRequest, context
 function hiccupOf(hiccup: NonNullable<AccountSpec['hiccup']>, response: SandboxResponse, timeline: boolean, framing: Framing): SandboxResponse | null {
   if ('reset' in response) return null;
   if (hiccup === 'empty') {
-    // Only the prefix (and sometimes whitespace) is left (11.4 step 3).
+    // Only the prefix (and sometimes whitespace) is left.
     return { ...response, body: `for (;;);${framing.rng.bool(0.5) ? '\n' : ''}` };
   }
   if (!timeline) return null;
   const body = String(response.body).trimEnd();
   const last = body.lastIndexOf('\n');
-  // The page_info line is always the last one (6.4).
+  // The page_info line is always the last one.
   if (hiccup === 'no-page-info') return { ...response, body: `${body.slice(0, last)}\n` };
   return { ...response, body: body.slice(0, last + 1 + Math.floor((body.length - last - 1) / 2)) };
 }

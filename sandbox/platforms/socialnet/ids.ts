@@ -1,5 +1,5 @@
 // Structural identifiers of the socialnet sandbox: profile, post, reel and comment ids, Relay
-// ids, expansion tokens and cursors (upstream/socialnet.md 2.4, 5.3, 5.6). They derive from a
+// ids, expansion tokens and cursors (src/platforms/socialnet/README.md). They derive from a
 // fixed key and the account number only, never from the seed, so that the catalogue's ids and
 // tokens hold whatever seed the sandbox runs with. Content (texts, counts, media) comes from
 // the seed. Ids carry their position (account, index) so the upstream can resolve them, plus
@@ -88,7 +88,7 @@ export function parseLegacyId(postId: string, id: string): { comment: number; re
 }
 
 // ---------------------------------------------------------------------------------------
-// Relay ids (2.4): base64 of a typed key
+// Relay ids: base64 of a typed key
 
 export const storyRelayId = (actorId: string, postId: string): string => b64(`S:_I${actorId}:${postId}`);
 export const postFeedbackId = (postId: string): string => b64(`feedback:${postId}`);

@@ -1,7 +1,7 @@
-// HTML documents of the socialnet sandbox (upstream/socialnet.md sections 3, 9.7, 10, 11.2):
+// HTML documents of the socialnet sandbox (src/platforms/socialnet/README.md.7, 10, 11.2):
 // content pages with their data-sjs blocks and preloaders, the home page, the login wall, the
 // gated, not-found and unavailable pages. Each content page load picks its presentation from
-// the variations of section 12: block count, grouping, order and placement; attribute order,
+// the variations the platform allows: block count, grouping, order and placement; attribute order,
 // quoting and extras; `data-content-len` present, absent or wrong; JSON whitespace, `\/` and
 // `\uXXXX` escaping; key order; entity styles in attributes; a login upsell form.
 import { Rng } from '../../common.ts';
@@ -49,7 +49,7 @@ export function escapeWith(value: string, style: EntityStyle): string {
   return out;
 }
 
-/** Recursively reverses the key order of every object (section 12: key order is free). */
+/** Recursively reverses the key order of every object (key order is free). */
 export function reverseKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reverseKeys);
   if (value !== null && typeof value === 'object') {
@@ -68,7 +68,7 @@ function shuffle<T>(rng: Rng, items: T[]): T[] {
 }
 
 const HEX = '0123456789abcdef';
-/** Preloader name: fixed prefix plus 8 to 32 lowercase hex characters, new per load (3.4). */
+/** Preloader name: fixed prefix plus 8 to 32 lowercase hex characters, new per load. */
 export const preloaderName = (rng: Rng, prefix: string): string => `${prefix}${rng.chars(rng.int(8, 32), HEX)}`;
 
 // ---------------------------------------------------------------------------------------
@@ -118,7 +118,7 @@ function jsonStyle(rng: Rng): JsonStyle {
   return { slashes: rng.bool(0.5), ascii: rng.bool(0.35), indent: rng.bool(0.15) ? rng.int(1, 2) : 0 };
 }
 
-/** A data-sjs `<script>` with varied attributes (3.3, 12). */
+/** A data-sjs `<script>` with varied attributes. */
 function sjsScript(style: PageStyle, block: Json): string {
   const rng = style.rng;
   const body = encodeJson(style.reorder && rng.bool(0.5) ? reverseKeys(block) : block, jsonStyle(rng));
@@ -225,7 +225,7 @@ export interface ContentPageInput {
   path: string;
 }
 
-/** A profile page, reels tab or about tab (3.2). */
+/** A profile page, reels tab or about tab. */
 export function contentPage(style: PageStyle, input: ContentPageInput): string {
   const nl = style.newline;
   const all = blocks(style, input.preloaders, input.session).map((block) => sjsScript(style, block));
@@ -292,10 +292,10 @@ function loginDocument(rng: Rng, formAction: string, session: IssuedSession | nu
   return parts.join('\n');
 }
 
-/** `GET /`: the login page plus `__eqmc` and `CometRelayDocIds` (4.3). */
+/** `GET /`: the login page plus `__eqmc` and `CometRelayDocIds`. */
 export const homePage = (rng: Rng, session: IssuedSession): string => loginDocument(rng, '/login/?login_attempt=1', session);
 
-/** The login wall (11.2), served with HTTP 200 instead of the page at `nextUrl`. */
+/** The login wall, served with HTTP 200 instead of the page at `nextUrl`. */
 export const loginWall = (rng: Rng, nextUrl: string): string =>
   loginDocument(rng, `/login/?login_attempt=1&next=${encodeURIComponent(nextUrl)}`, null);
 
@@ -308,7 +308,7 @@ export interface GatedInput {
   path: string;
 }
 
-/** The gated page (9.7). */
+/** The gated page. */
 export function gatedPage(style: PageStyle, input: GatedInput): string {
   return [
     HEAD_START,

@@ -1,4 +1,4 @@
-// Sessions of the socialnet sandbox (upstream/socialnet.md 4.1 to 4.4, 4.7). Every page load
+// Sessions of the socialnet sandbox (src/platforms/socialnet/README.md). Every page load
 // that carries a session issues a new lsd token; the doc-id map rotates to a new generation
 // every few loads (and at the first load after 15 minutes). A value stays accepted for two hours after it was last shown (the contract
 // asks for at least 30 minutes); a restart retires everything, as the contract allows. The
