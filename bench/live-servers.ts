@@ -17,7 +17,7 @@ import { endpoints } from '../src/endpoints/index.ts';
 import { upstreamClient } from '../src/main.ts';
 import { buildApp } from '../src/server/app.ts';
 import { generateKey } from '../src/server/keys.ts';
-import { openSqliteStores } from '../src/store/sqlite.ts';
+import { openSqliteStores } from '../src/store/sqlite/index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-live-'));
 const config = loadConfig({ ...process.env, DATA_DIR: dir, CURSOR_SECRET: 'bench-cursor-secret-0123456789' });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { endpoints } from '../src/endpoints/index.ts';
 import { buildApp } from '../src/server/app.ts';
 import { generateKey } from '../src/server/keys.ts';
-import { openSqliteStores } from '../src/store/sqlite.ts';
+import { openSqliteStores } from '../src/store/sqlite/index.ts';
 import { fixtureResult } from '../test/api/harness.ts';
 
 const ENDPOINT = 'linkpage-a.profile';

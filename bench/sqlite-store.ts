@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqliteStores } from '../src/store/sqlite.ts';
+import { openSqliteStores } from '../src/store/sqlite/index.ts';
 
 const iterations = Number(process.argv[2] ?? 10_000);
 const dir = mkdtempSync(join(tmpdir(), 'bench-sqlite-'));

@@ -11,7 +11,7 @@ import { chmodSync, existsSync, renameSync, rmSync, statSync, writeFileSync } fr
 import { basename, join } from 'node:path';
 import type { Config } from '../config.ts';
 import { describeFsError } from '../fs-errors.ts';
-import { openSqliteStores, sqliteFiles } from './sqlite.ts';
+import { openSqliteStores, sqliteFiles } from './sqlite/index.ts';
 import { MissingDatabaseError, type Stores } from './types.ts';
 
 export const DATABASE_FILE = 'service.db';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { endpoints } from '../../src/endpoints/index.ts';
 import type { EndpointDeclaration, ExtractResult } from '../../src/endpoints/types.ts';
-import { openSqliteStores } from '../../src/store/sqlite.ts';
+import { openSqliteStores } from '../../src/store/sqlite/index.ts';
 import { UpstreamOutcome, type OutcomeKind } from '../../src/upstream/outcomes.ts';
 import { byId, defaultScript, exampleQuery, fixtureResult, startHarness, type Harness } from './harness.ts';
 import {

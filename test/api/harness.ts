@@ -10,7 +10,7 @@ import { endpoints } from '../../src/endpoints/index.ts';
 import type { EndpointDeclaration, ExtractRequest, ExtractResult, Extractor, UpstreamPosition } from '../../src/endpoints/types.ts';
 import { buildApp, type AppOptions } from '../../src/server/app.ts';
 import { generateKey } from '../../src/server/keys.ts';
-import { openSqliteStores, type SqliteStoreOptions } from '../../src/store/sqlite.ts';
+import { openSqliteStores, type SqliteStoreOptions } from '../../src/store/sqlite/index.ts';
 import type { Stores, Team } from '../../src/store/types.ts';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'upstream');

@@ -13,7 +13,7 @@ import { endpoints } from '../../src/endpoints/index.ts';
 import { buildCli, runCli } from '../../src/cli/main.ts';
 import type { Command } from 'commander';
 import { start, type Running } from '../../src/main.ts';
-import { openSqliteStores } from '../../src/store/sqlite.ts';
+import { openSqliteStores } from '../../src/store/sqlite/index.ts';
 import { byId, exampleQuery, startHarness, type Harness } from '../api/harness.ts';
 import { until, variantQuery } from '../api/support.ts';
 

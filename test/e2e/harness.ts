@@ -9,7 +9,7 @@ import { endpoints } from '../../src/endpoints/index.ts';
 import { upstreamClient } from '../../src/main.ts';
 import { buildApp } from '../../src/server/app.ts';
 import { generateKey } from '../../src/server/keys.ts';
-import { openSqliteStores } from '../../src/store/sqlite.ts';
+import { openSqliteStores } from '../../src/store/sqlite/index.ts';
 import type { Stores, Team } from '../../src/store/types.ts';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../sandbox/server.ts';
 

@@ -12,7 +12,7 @@ import { loadConfig, PLATFORM_ORIGINS } from '../../src/config.ts';
 import { endpoints } from '../../src/endpoints/index.ts';
 import { buildApp } from '../../src/server/app.ts';
 import { generateKey } from '../../src/server/keys.ts';
-import { openSqliteStores } from '../../src/store/sqlite.ts';
+import { openSqliteStores } from '../../src/store/sqlite/index.ts';
 import { StoreUnavailableError, type Stores } from '../../src/store/types.ts';
 import { byId, defaultScript, fixtureResult, startHarness } from '../api/harness.ts';
 import { expectError, ledgerState, sleep, until, urlOf, variantQuery } from '../api/support.ts';

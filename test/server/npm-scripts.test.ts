@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { start } from '../../src/main.ts';
-import { openSqliteStores } from '../../src/store/sqlite.ts';
+import { openSqliteStores } from '../../src/store/sqlite/index.ts';
 import { startSandbox } from '../../sandbox/server.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');

@@ -15,7 +15,7 @@ import { loadConfig, parseTrustProxy } from '../../src/config.ts';
 import { endpoints } from '../../src/endpoints/index.ts';
 import { buildApp } from '../../src/server/app.ts';
 import { addressKey, checkingIntervalMs, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../../src/server/connections.ts';
-import { openSqliteStores } from '../../src/store/sqlite.ts';
+import { openSqliteStores } from '../../src/store/sqlite/index.ts';
 import { byId, startHarness, type Harness } from '../api/harness.ts';
 import { sleep, until, urlOf } from '../api/support.ts';
 

@@ -11,7 +11,7 @@ import { after, describe, test } from 'node:test';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { describeFsError } from '../../src/fs-errors.ts';
 import { initialiseDatabase, openStores } from '../../src/store/open.ts';
-import { openSqliteStores } from '../../src/store/sqlite.ts';
+import { openSqliteStores } from '../../src/store/sqlite/index.ts';
 import { MissingDatabaseError, StoreUnavailableError, type Stores } from '../../src/store/types.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');

@@ -7,8 +7,8 @@ import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { InProcessRateLimiter } from '../../src/store/memory-limiter.ts';
-import { openSqliteStores } from '../../src/store/sqlite.ts';
-import type { SqliteStoreOptions } from '../../src/store/sqlite.ts';
+import { openSqliteStores } from '../../src/store/sqlite/index.ts';
+import type { SqliteStoreOptions } from '../../src/store/sqlite/index.ts';
 import { StoreUnavailableError } from '../../src/store/types.ts';
 import type { Stores } from '../../src/store/types.ts';
 import { storeBehaviour } from './behaviour.ts';
@@ -21,7 +21,7 @@ const freshPath = (): string => join(dir, `db-${++seq}.sqlite`);
 storeBehaviour('sqlite file', async (config) => openSqliteStores({ path: freshPath(), ...config }));
 storeBehaviour('sqlite :memory:', async (config) => openSqliteStores({ path: ':memory:', ...config }));
 
-const SQLITE_MODULE = new URL('../../src/store/sqlite.ts', import.meta.url).href;
+const SQLITE_MODULE = new URL('../../src/store/sqlite/index.ts', import.meta.url).href;
 
 /** Runs `body` (an async function body with `stores`, `data` and `ready` in scope) in a worker thread. */
 function inWorker(

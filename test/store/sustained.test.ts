@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { checkpoint } from '../../src/store/sqlite-maintenance.ts';
-import { openSqliteStores } from '../../src/store/sqlite.ts';
+import { checkpoint } from '../../src/store/sqlite/maintenance.ts';
+import { openSqliteStores } from '../../src/store/sqlite/index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'store-wal-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

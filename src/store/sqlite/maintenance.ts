@@ -1,5 +1,5 @@
 // Store work that can take long: checkpoints of the write-ahead log and cache pruning. It runs
-// on a connection of its own in a worker thread (src/store/sqlite-worker.ts), so that no
+// on a connection of its own in a worker thread (src/store/sqlite/worker.ts), so that no
 // request waits on it; an in-memory database, which has a single connection, runs it in place.
 //
 // Why the WAL needs more than passive checkpoints: a checkpoint copies frames into the

@@ -1,12 +1,12 @@
 // The embedded store's background thread: its own connection checkpoints the write-ahead log
 // at a steady pace and prunes the cache when asked, so that no request of the main thread ever
-// waits on a copy of the log, an fsync, or a large delete (see sqlite-maintenance.ts).
+// waits on a copy of the log, an fsync, or a large delete (see maintenance.ts).
 
 import { DatabaseSync } from 'node:sqlite';
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
-import { checkpoint, pruneCache } from './sqlite-maintenance.ts';
-import type { PruneOptions } from './sqlite-maintenance.ts';
+import { checkpoint, pruneCache } from './maintenance.ts';
+import type { PruneOptions } from './maintenance.ts';
 
 export interface WorkerData {
   path: string;
@@ -23,7 +23,7 @@ export type WorkerReply =
   | { type: 'stopped' };
 
 const port = parentPort;
-if (!port) throw new Error('sqlite-worker.ts runs in a worker thread');
+if (!port) throw new Error('worker.ts runs in a worker thread');
 const { path, busyTimeoutMs, intervalMs, walMaxBytes } = workerData as WorkerData;
 const MIN_ROUND_GAP_MS = 5;
 const MIN_BACKOFF_MS = 500;

@@ -1,0 +1,126 @@
+// The store's background work: a worker thread (worker.ts) checkpoints the write-ahead log and
+// prunes the cache, so that no request waits on either; an in-memory database does it in place.
+import { setImmediate as yieldToEvents } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
+import { StoreUnavailableError } from '../types.ts';
+import { toStoreError, type Connection } from './connection.ts';
+import { pruneCache, walBytes, type PruneOptions } from './maintenance.ts';
+import type { WorkerData, WorkerReply, WorkerRequest } from './worker.ts';
+
+/** How often the background thread checkpoints the write-ahead log. */
+const CHECKPOINT_INTERVAL_MS = 100;
+/** Commits between two looks at the log's size from this thread, and the least time between two calls for a round. */
+const COMMITS_PER_WAL_CHECK = 32;
+const CHECKPOINT_CALL_GAP_MS = 20;
+
+/** Store work that can take long (see maintenance.ts). */
+export interface Background {
+  prune(options: PruneOptions): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Turns an error a worker thread reported back into what the store throws. */
+function fromWorker(error: { message: string; code?: unknown; errcode?: unknown }): unknown {
+  return toStoreError(Object.assign(new Error(error.message), { code: error.code, errcode: error.errcode }));
+}
+
+/** For an in-memory database (one connection only) or when the thread is gone: the work runs here. */
+export function inPlace(c: Connection): Background {
+  return {
+    prune: async (options) => {
+      if (c.closed) throw new StoreUnavailableError('SQLite store is closed');
+      try {
+        return await pruneCache(c.db, options, () => yieldToEvents());
+      } catch (err) {
+        throw toStoreError(err);
+      }
+    },
+    stop: async () => {},
+  };
+}
+
+/**
+ * A worker thread with a connection of its own that checkpoints the log and keeps it bounded,
+ * and prunes the cache when asked: no request of this thread waits on a copy of the log, an
+ * fsync, or a large delete.
+ */
+export function startBackground(c: Connection, path: string, busyTimeoutMs: number, walMaxBytes: number): Background {
+  const worker = new Worker(new URL('./worker.ts', import.meta.url), {
+    workerData: { path, busyTimeoutMs, intervalMs: CHECKPOINT_INTERVAL_MS, walMaxBytes } satisfies WorkerData,
+    execArgv: ['--disable-warning=ExperimentalWarning'],
+  });
+  worker.unref();
+  // This connection no longer checkpoints on commit; should it restart the log itself (when
+  // nothing else is using it), the file is cut back to the limit.
+  c.db.exec('PRAGMA wal_autocheckpoint = 0');
+  c.db.exec(`PRAGMA journal_size_limit = ${Math.trunc(walMaxBytes)}`);
+
+  const fallback = inPlace(c);
+  let failed = false;
+  // Writes faster than the thread's pace would overrun the limit between two of its rounds:
+  // the size is looked at every few commits, and a log over the limit calls a round at once.
+  let commits = 0;
+  let calledAt = 0;
+  c.afterCommit = () => {
+    commits += 1;
+    if (failed || stopping || commits % COMMITS_PER_WAL_CHECK !== 0 || walBytes(path) <= walMaxBytes) return;
+    const now = Date.now();
+    if (now - calledAt < CHECKPOINT_CALL_GAP_MS) return;
+    calledAt = now;
+    worker.postMessage({ type: 'checkpoint' } satisfies WorkerRequest);
+  };
+  let stopping = false;
+  let stopped: (() => void) | null = null;
+  let nextId = 0;
+  const waiting = new Map<number, { resolve: (dropped: number) => void; reject: (err: unknown) => void }>();
+  const settle = (id: number) => {
+    const pending = waiting.get(id);
+    waiting.delete(id);
+    // The thread keeps the process alive only while an answer is awaited.
+    if (waiting.size === 0) worker.unref();
+    return pending;
+  };
+  worker.on('message', (reply: WorkerReply) => {
+    if (reply.type === 'stopped') stopped?.();
+    else if (reply.type === 'pruned') settle(reply.id)?.resolve(reply.dropped);
+    else settle(reply.id)?.reject(stopping ? new StoreUnavailableError('SQLite store is closed') : fromWorker(reply.error));
+  });
+  const lost = () => {
+    if (stopping || failed) return;
+    failed = true;
+    // Without the thread, commits checkpoint again as SQLite does by default, and the cache
+    // is pruned on this thread (still in short batches).
+    if (!c.closed) c.db.exec('PRAGMA wal_autocheckpoint = 1000');
+    for (const id of [...waiting.keys()]) settle(id)?.reject(new StoreUnavailableError('the SQLite background thread stopped'));
+  };
+  worker.on('error', lost);
+  worker.on('exit', lost);
+
+  return {
+    prune: (options) => {
+      if (failed) return fallback.prune(options);
+      if (c.closed || stopping) return Promise.reject(new StoreUnavailableError('SQLite store is closed'));
+      const id = nextId++;
+      return new Promise<number>((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        worker.ref();
+        worker.postMessage({ type: 'prune', id, options } satisfies WorkerRequest);
+      });
+    },
+    stop: async () => {
+      if (failed) return;
+      stopping = true;
+      await new Promise<void>((resolve) => {
+        const timeout = setTimeout(() => void worker.terminate().then(() => resolve()), 2_000);
+        const done = () => {
+          clearTimeout(timeout);
+          resolve();
+        };
+        stopped = done;
+        worker.once('exit', done);
+        worker.ref();
+        worker.postMessage({ type: 'stop' } satisfies WorkerRequest);
+      });
+    },
+  };
+}

@@ -1,0 +1,150 @@
+// Credits: the append-only ledger, balances, and the reservations a scrape holds until it is
+// charged or refunded.
+import { setImmediate as yieldToEvents } from 'node:timers/promises';
+import type { Ledger, LedgerEntry, ReserveResult, Usage } from '../types.ts';
+import { checkPositiveInt, isoNow, newId, prepare, type Connection, type Row } from './connection.ts';
+
+const REFUND_BATCH = 500;
+
+const LEDGER_SQL = {
+  balance: 'SELECT credits FROM teams WHERE id = ?',
+  credit: 'UPDATE teams SET credits = credits + ? WHERE id = ?',
+  debit: 'UPDATE teams SET credits = credits - ?1 WHERE id = ?2 AND credits >= ?1',
+  insertLedger: 'INSERT INTO ledger (team_id, amount, reason, request_id, created_at) VALUES (?, ?, ?, ?, ?)',
+  entries: 'SELECT id, team_id, amount, reason, request_id, created_at FROM ledger WHERE team_id = ? ORDER BY id DESC LIMIT ?',
+  usage: `SELECT coalesce(sum(CASE WHEN reason = 'charge' THEN -amount END), 0) AS charged,
+              coalesce(sum(CASE WHEN reason = 'refund' THEN amount END), 0) AS refunded,
+              coalesce(sum(CASE WHEN reason = 'topup' THEN amount END), 0) AS topped_up
+         FROM ledger WHERE team_id = ?`,
+  pendingCount: "SELECT count(*) AS n FROM reservations WHERE team_id = ? AND state = 'pending'",
+  insertReservation: "INSERT INTO reservations (id, team_id, request_id, amount, deadline, state, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?)",
+  getReservation: 'SELECT id, team_id, request_id, amount, state FROM reservations WHERE id = ?',
+  markCommitted: "UPDATE reservations SET state = 'committed' WHERE id = ? AND state = 'pending'",
+  markRefunded: "UPDATE reservations SET state = 'refunded' WHERE id = ? AND state = 'pending'",
+  expired: "SELECT id FROM reservations WHERE state = 'pending' AND deadline < ? ORDER BY deadline LIMIT ?",
+};
+
+function toEntry(r: Row): LedgerEntry {
+  return {
+    id: r.id as number,
+    teamId: r.team_id as string,
+    amount: r.amount as number,
+    reason: r.reason as LedgerEntry['reason'],
+    requestId: (r.request_id as string | null) ?? null,
+    createdAt: r.created_at as string,
+  };
+}
+export function ledger(c: Connection): Ledger {
+  const st = prepare(c.db, LEDGER_SQL);
+
+  const balanceOf = (teamId: string): number | null => {
+    const row = st.balance.get(teamId);
+    return row ? (row.credits as number) : null;
+  };
+
+  /** Gives a pending reservation back; false when it was not pending. Call inside a transaction. */
+  const refundOne = (id: string): { refunded: boolean; teamId: string } | null => {
+    const r = st.getReservation.get(id);
+    if (!r) return null;
+    const teamId = r.team_id as string;
+    if (st.markRefunded.run(id).changes !== 1) return { refunded: false, teamId };
+    const amount = r.amount as number;
+    st.credit.run(amount, teamId);
+    st.insertLedger.run(teamId, amount, 'refund', r.request_id as string, isoNow());
+    return { refunded: true, teamId };
+  };
+
+  return {
+    async addCredits(teamId: string, amount: number, requestId: string | null = null): Promise<number> {
+      checkPositiveInt('credit amount', amount);
+      return c.tx(() => {
+        if (st.credit.run(amount, teamId).changes !== 1) throw new Error(`unknown team ${teamId}`);
+        st.insertLedger.run(teamId, amount, 'topup', requestId, isoNow());
+        return balanceOf(teamId) as number;
+      });
+    },
+
+    async reserve(teamId: string, amount: number, requestId: string, deadline: number): Promise<ReserveResult> {
+      checkPositiveInt('reservation amount', amount);
+      if (!Number.isFinite(deadline)) throw new RangeError(`deadline must be epoch ms, got ${deadline}`);
+      return c.tx((): ReserveResult => {
+        const createdAt = isoNow();
+        if (st.debit.run(amount, teamId).changes !== 1) {
+          const balance = balanceOf(teamId);
+          if (balance === null) throw new Error(`unknown team ${teamId}`);
+          return { ok: false, balance };
+        }
+        const reservationId = newId('res');
+        st.insertLedger.run(teamId, -amount, 'charge', requestId, createdAt);
+        st.insertReservation.run(reservationId, teamId, requestId, amount, Math.trunc(deadline), createdAt);
+        return { ok: true, reservationId, balance: balanceOf(teamId) as number };
+      });
+    },
+
+    async commit(reservationId: string): Promise<{ charged: boolean; balance: number }> {
+      return c.tx(() => {
+        const r = st.getReservation.get(reservationId);
+        if (!r) throw new Error(`unknown reservation ${reservationId}`);
+        // Only a pending reservation becomes committed; a refunded one stays refunded, and its
+        // charge was given back: the caller must not report it.
+        const charged = st.markCommitted.run(reservationId).changes === 1 || r.state === 'committed';
+        return { charged, balance: balanceOf(r.team_id as string) as number };
+      });
+    },
+
+    async refund(reservationId: string): Promise<{ refunded: boolean; balance: number }> {
+      return c.tx(() => {
+        const result = refundOne(reservationId);
+        if (!result) throw new Error(`unknown reservation ${reservationId}`);
+        return { refunded: result.refunded, balance: balanceOf(result.teamId) as number };
+      });
+    },
+
+    async refundExpired(now: number): Promise<number> {
+      let total = 0;
+      for (;;) {
+        // One short transaction per batch, so the write lock is never held for long.
+        const done = c.tx(() => {
+          const ids = st.expired.all(now, REFUND_BATCH).map((r) => r.id as string);
+          for (const id of ids) if (refundOne(id)?.refunded) total++;
+          return ids.length < REFUND_BATCH;
+        });
+        if (done) return total;
+        // A large backlog (after a crash under load) does not hold the event loop either.
+        await yieldToEvents();
+      }
+    },
+
+    async balance(teamId: string): Promise<number | null> {
+      return c.run(() => balanceOf(teamId));
+    },
+
+    async entries(teamId: string, limit = 100): Promise<LedgerEntry[]> {
+      if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer, got ${limit}`);
+      return c.run(() => st.entries.all(teamId, limit)).map(toEntry);
+    },
+
+    async usage(teamId: string): Promise<Usage | null> {
+      // A read transaction so that the sums, the count and the balance are one snapshot.
+      return c.run(() => {
+        c.db.exec('BEGIN');
+        try {
+          const balance = balanceOf(teamId);
+          if (balance === null) return null;
+          const u = st.usage.get(teamId) as Row;
+          const pending = st.pendingCount.get(teamId) as Row;
+          return {
+            teamId,
+            charged: u.charged as number,
+            refunded: u.refunded as number,
+            toppedUp: u.topped_up as number,
+            balance,
+            pendingReservations: pending.n as number,
+          };
+        } finally {
+          c.db.exec('COMMIT');
+        }
+      });
+    },
+  };
+}

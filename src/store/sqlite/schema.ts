@@ -1,0 +1,75 @@
+// The embedded store's schema: one migration per version, applied in order under the write lock
+// (connection.ts). A new version appends a migration; a released one is never edited.
+
+export const SCHEMA_VERSION = 2;
+
+export const MIGRATIONS: readonly string[] = [
+  // v1
+  `
+  CREATE TABLE teams (
+    id          TEXT PRIMARY KEY,
+    name        TEXT NOT NULL,
+    credits     INTEGER NOT NULL CHECK (credits >= 0),
+    rate_limit  INTEGER NOT NULL CHECK (rate_limit >= 1),
+    created_at  TEXT NOT NULL
+  ) STRICT;
+
+  CREATE TABLE api_keys (
+    id            TEXT PRIMARY KEY,
+    team_id       TEXT NOT NULL REFERENCES teams (id),
+    name          TEXT NOT NULL,
+    hash          TEXT NOT NULL UNIQUE,
+    prefix        TEXT NOT NULL,
+    last4         TEXT NOT NULL,
+    created_at    TEXT NOT NULL,
+    last_used_at  TEXT,
+    revoked_at    TEXT
+  ) STRICT;
+  CREATE INDEX api_keys_team ON api_keys (team_id);
+
+  CREATE TABLE ledger (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    team_id     TEXT NOT NULL REFERENCES teams (id),
+    amount      INTEGER NOT NULL,
+    reason      TEXT NOT NULL CHECK (reason IN ('topup', 'charge', 'refund')),
+    request_id  TEXT,
+    created_at  TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX ledger_team ON ledger (team_id, id);
+  CREATE TRIGGER ledger_no_update BEFORE UPDATE ON ledger
+    BEGIN SELECT RAISE(ABORT, 'ledger is append-only'); END;
+  CREATE TRIGGER ledger_no_delete BEFORE DELETE ON ledger
+    BEGIN SELECT RAISE(ABORT, 'ledger is append-only'); END;
+
+  CREATE TABLE reservations (
+    id          TEXT PRIMARY KEY,
+    team_id     TEXT NOT NULL REFERENCES teams (id),
+    request_id  TEXT NOT NULL,
+    amount      INTEGER NOT NULL CHECK (amount > 0),
+    deadline    INTEGER NOT NULL,
+    state       TEXT NOT NULL CHECK (state IN ('pending', 'committed', 'refunded')),
+    created_at  TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX reservations_pending ON reservations (deadline) WHERE state = 'pending';
+  CREATE INDEX reservations_team_pending ON reservations (team_id) WHERE state = 'pending';
+
+  CREATE TABLE cache (
+    key          TEXT PRIMARY KEY,
+    target       TEXT NOT NULL,
+    value        TEXT NOT NULL,
+    stored_at    INTEGER NOT NULL,
+    accessed_at  INTEGER NOT NULL,
+    size         INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX cache_target ON cache (target);
+  CREATE INDEX cache_accessed ON cache (accessed_at);
+  CREATE INDEX cache_stored ON cache (stored_at);
+  `,
+  // v2: written and emptied again by the readiness probe (probeWrite); never holds a row.
+  `
+  CREATE TABLE write_probe (
+    id      INTEGER PRIMARY KEY,
+    filler  BLOB NOT NULL
+  ) STRICT;
+  `,
+];
