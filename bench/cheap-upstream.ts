@@ -1,0 +1,69 @@
+// Child process of bench/live-scrape.ts: a cheap upstream. The sandbox runs in this process
+// behind one front server per platform; the front answers each distinct request (method, path
+// and query, accepted encodings) with the bytes the sandbox gave the first time, so that after a
+// warm-up pass the pages are pre-rendered and the upstream's own work (page generation,
+// compression) no longer costs the measured processes' machine time twice. Prints the fronts'
+// origins as the service's environment variables, one JSON line; answers `cpu` on stdin with
+// this process's CPU time.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createInterface } from 'node:readline';
+import { Pool } from 'undici';
+import { startSandbox } from '../sandbox/server.ts';
+
+interface Stored {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+const latencyMs = Number(process.env.SANDBOX_LATENCY_MS ?? '0');
+const sandbox = await startSandbox({ seed: process.env.SANDBOX_SEED ?? 'bench' });
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date', 'content-length']);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function front(origin: string) {
+  const pool = new Pool(origin, { connections: 64 });
+  const pages = new Map<string, Promise<Stored>>();
+  const fill = async (incoming: IncomingMessage): Promise<Stored> => {
+    const answer = await pool.request({
+      path: incoming.url ?? '/',
+      method: 'GET',
+      headers: { 'accept-encoding': incoming.headers['accept-encoding'] ?? '', 'user-agent': incoming.headers['user-agent'] ?? '' },
+    });
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    return { status: answer.statusCode, headers, body: Buffer.from(await answer.body.arrayBuffer()) };
+  };
+  const server = createServer((incoming: IncomingMessage, outgoing: ServerResponse) => {
+    if (incoming.method !== 'GET') {
+      outgoing.writeHead(405).end();
+      return;
+    }
+    const key = `${incoming.url} ${incoming.headers['accept-encoding'] ?? ''}`;
+    let page = pages.get(key);
+    if (!page) pages.set(key, (page = fill(incoming)));
+    page.then(
+      async (stored) => {
+        if (latencyMs > 0) await sleep(latencyMs);
+        outgoing.writeHead(stored.status, { ...stored.headers, 'content-length': String(stored.body.length) }).end(stored.body);
+      },
+      () => outgoing.writeHead(502).end(),
+    );
+  });
+  server.keepAliveTimeout = 10_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+const env: Record<string, string> = {};
+for (const [name, origin] of Object.entries(sandbox.env)) env[name] = await front(origin);
+process.stdout.write(`${JSON.stringify(env)}\n`);
+createInterface({ input: process.stdin }).on('line', (line) => {
+  if (line.trim() === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.stdout.write(`${JSON.stringify({ cpuMicros: user + system, elu: performance.eventLoopUtilization() })}\n`);
+  }
+});
+process.on('SIGTERM', () => process.exit(0));
