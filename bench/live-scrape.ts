@@ -14,7 +14,7 @@
 // With --profile the service of phase 1 runs under `node --cpu-prof` and the top entries of
 // its profile by self time are printed.
 import autocannon from 'autocannon';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,8 +52,9 @@ const TARGETS: Record<string, { origin: string; target: (n: number) => { api: st
   shopfront: { origin: 'SHOPFRONT_ORIGIN', target: (n) => ({ api: `/v1/shopfront/shop?url=https://www.shopfront.example/shop/bench${n}`, upstream: `/shop/bench${n}` }) },
   snapmsg: { origin: 'SNAPMSG_ORIGIN', target: (n) => ({ api: `/v1/snapmsg/profile?username=bench${n}`, upstream: `/add/bench${n}` }) },
 };
-const chosen = TARGETS[values.platform];
-if (!chosen) throw new Error(`--platform must be one of ${Object.keys(TARGETS).join(', ')}`);
+const found = TARGETS[values.platform];
+if (!found) throw new Error(`--platform must be one of ${Object.keys(TARGETS).join(', ')}`);
+const chosen = found;
 const target = chosen.target;
 
 /** A child process speaking one JSON line per command on stdin/stdout. */
@@ -61,7 +62,7 @@ function child(script: string, env: Record<string, string>, nodeFlags: string[] 
   const process_ = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', ...nodeFlags, new URL(script, import.meta.url).pathname], {
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
-  }) as ChildProcessWithoutNullStreams;
+  });
   const queue: string[] = [];
   const waiting: ((line: string) => void)[] = [];
   createInterface({ input: process_.stdout }).on('line', (line) => {
