@@ -1,5 +1,6 @@
 // Every error the API answers with: created once with its status and code, rendered in the
 // error envelope `{ error: { code, message, requestId, details? } }`.
+import type { FastifyReply } from 'fastify';
 import type { ValidationDetail } from '../endpoints/types.ts';
 
 export type ErrorCode =
@@ -66,4 +67,11 @@ export function errorBody(error: ApiError, requestId: string): string {
   };
   if (error.details) body.details = error.details;
   return JSON.stringify({ error: body });
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Answers with `error` in the envelope, its status and headers. */
+export function sendError(reply: FastifyReply, error: ApiError, requestId: string): FastifyReply {
+  return reply.code(error.status).headers(error.headers).header('content-type', JSON_TYPE).send(errorBody(error, requestId));
 }

@@ -4,12 +4,11 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Type, type TObject } from 'typebox';
 import type { EndpointDeclaration, RawQuery, TargetParams, ValidationDetail } from '../endpoints/types.ts';
 import { EnumParam } from '../endpoints/schemas/common.ts';
-import { validationError } from './errors.ts';
+import { validationError, type ApiError } from './errors.ts';
 
 export const CACHE_MAX_AGES = { '1d': 1, '3d': 3, '7d': 7, '14d': 14, '30d': 30 } as const;
 export type CacheMaxAge = keyof typeof CACHE_MAX_AGES;
 const DAY_MS = 24 * 60 * 60 * 1000;
-const RECENT_QUERIES = 10_000;
 
 export const cacheMaxAgeParam = EnumParam(
   Object.keys(CACHE_MAX_AGES) as CacheMaxAge[],
@@ -57,21 +56,11 @@ export class QueryValidator {
     this.#validate = ajv.compile(fullQuerySchema(endpoint));
   }
 
-  /** Results for recently seen raw query strings: canonicalisation is pure. */
-  readonly #recent = new Map<string, ParsedQuery>();
-
-  /** `parse` remembered by the raw query string it came from. */
-  parseRaw(rawQuery: string, query: Record<string, unknown>): ParsedQuery {
-    const known = this.#recent.get(rawQuery);
-    if (known) return known;
-    const parsed = this.parse(query);
-    if (this.#recent.size >= RECENT_QUERIES) this.#recent.clear();
-    this.#recent.set(rawQuery, parsed);
-    return parsed;
-  }
-
-  /** Throws a 422 listing every problem, or returns the canonical target and options. */
-  parse(query: Record<string, unknown>): ParsedQuery {
+  /**
+   * The canonical target and options, or a 422 listing every problem: a Fastify validator,
+   * whose `value` replaces `request.query` and whose `error` goes to the error handler.
+   */
+  readonly check = (query: Record<string, unknown> | null): { value: ParsedQuery } | { error: ApiError } => {
     const details: ValidationDetail[] = [];
     const seen = new Set<string>();
     const add = (detail: ValidationDetail) => {
@@ -80,7 +69,7 @@ export class QueryValidator {
       details.push(detail);
     };
     const single: RawQuery = {};
-    for (const [name, value] of Object.entries(query)) {
+    for (const [name, value] of Object.entries(query ?? {})) {
       if (Array.isArray(value)) add({ path: name, message: 'Given more than once; give it once' });
       else single[name] = value as string;
     }
@@ -90,17 +79,19 @@ export class QueryValidator {
     for (const [name, value] of Object.entries(single)) if (!seen.has(name)) checked[name] = value;
     const normalised = this.#endpoint.normalise(checked);
     if (!normalised.ok) for (const detail of normalised.details) add(detail);
-    if (details.length > 0 || !normalised.ok) throw validationError(details);
+    if (details.length > 0 || !normalised.ok) return { error: validationError(details) };
 
     const maxAge = single.cache_max_age as CacheMaxAge | undefined;
     const tokenParam = this.#endpoint.paging?.param;
     const token = tokenParam ? (single[tokenParam] ?? null) : null;
     return {
-      params: normalised.params,
-      cacheMaxAgeMs: maxAge ? CACHE_MAX_AGES[maxAge] * DAY_MS : null,
-      token,
+      value: {
+        params: normalised.params,
+        cacheMaxAgeMs: maxAge ? CACHE_MAX_AGES[maxAge] * DAY_MS : null,
+        token,
+      },
     };
-  }
+  };
 }
 
 export function queryAjv(): Ajv {

@@ -8,11 +8,12 @@ import type { EndpointDeclaration, ExtractResult, Extractor, TargetParams, Upstr
 import type { Stores } from '../store/types.ts';
 import { isUpstreamOutcome, UpstreamOutcome } from '../upstream/outcomes.ts';
 import type { Upstream } from '../upstream/types.ts';
-import type { Caller } from './auth.ts';
+import type { Caller } from './plugins/auth.ts';
+import type { Outcome } from './plugins/metrics.ts';
 import { canonicalJson, CURSOR_LIFETIME_MS, type CursorSealer } from './cursors.ts';
 import { ApiError } from './errors.ts';
 import type { Metrics } from './metrics.ts';
-import { QueryValidator, queryAjv } from './query.ts';
+import { QueryValidator, queryAjv, type ParsedQuery } from './query.ts';
 
 // ajv-formats is CommonJS: its function is both module.exports and module.exports.default.
 const addFormats = addFormatsModule.default;
@@ -47,12 +48,6 @@ interface Scraped {
   scrapedAt: number;
 }
 
-/** What the handler reports for the request log and metrics. */
-export interface Outcome {
-  creditsCharged: number;
-  cached: boolean;
-}
-
 export function compileEndpoints(endpoints: readonly EndpointDeclaration[]): Map<string, EndpointRuntime> {
   const query = queryAjv();
   const output = new Ajv({ allErrors: false, strict: false });
@@ -71,8 +66,6 @@ export class ScrapeService {
   readonly #metrics: Metrics;
   readonly #settings: ScrapeSettings;
   readonly #inFlight = new Map<string, Promise<Scraped>>();
-  readonly #bytes = new WeakMap<object, Buffer>();
-  readonly #targetKeys = new WeakMap<TargetParams, { targetKey: string; baseKey: string }>();
   /** One controller per scrape in flight, aborted at its deadline or at shutdown. */
   readonly #running = new Set<AbortController>();
 
@@ -89,10 +82,9 @@ export class ScrapeService {
     });
   }
 
-  async handle(runtime: EndpointRuntime, caller: Caller, request: FastifyRequest, reply: FastifyReply, outcome: Outcome): Promise<void> {
+  /** Answers one request whose caller is known and whose query `parsed` has passed validation. */
+  async handle(runtime: EndpointRuntime, caller: Caller, parsed: ParsedQuery, request: FastifyRequest, reply: FastifyReply, outcome: Outcome): Promise<void> {
     const { endpoint } = runtime;
-    const queryStart = request.url.indexOf('?');
-    const parsed = runtime.query.parseRaw(queryStart < 0 ? '' : request.url.slice(queryStart + 1), request.query as Record<string, unknown>);
     const target = parsed.params;
 
     let cursor: { position: UpstreamPosition; scrapedAt: number } | null = null;
@@ -110,7 +102,7 @@ export class ScrapeService {
     }
 
     // Entries are grouped by target without the switches, so that a 404 drops them all.
-    const { targetKey, baseKey } = this.#keysOf(runtime, target);
+    const { targetKey, baseKey } = cacheKeys(runtime, target);
     const cacheKey = `${baseKey}|${cursor ? canonicalJson(cursor.position) : ''}`;
     const now = this.#settings.now();
 
@@ -120,7 +112,7 @@ export class ScrapeService {
       this.#metrics.cacheLookups.inc({ endpoint: endpoint.id, result: hit ? 'hit' : 'miss' });
       if (hit) {
         outcome.cached = true;
-        send(reply, this.#encoded(entry), {
+        send(reply, Buffer.from(entry.value), {
           requestId: request.id,
           creditsCharged: 0,
           creditsRemaining: caller.team.credits,
@@ -183,32 +175,6 @@ export class ScrapeService {
       creditsRemaining: settled.balance,
       cached: false,
     });
-  }
-
-  /**
-   * The cache keys of a canonical target: `targetKey` groups its entries without the switches
-   * (a 404 drops them all), `baseKey` is the cache key without the position. Remembered per
-   * params object, which the query memo hands out again for the same query.
-   */
-  #keysOf(runtime: EndpointRuntime, target: TargetParams): { targetKey: string; baseKey: string } {
-    let keys = this.#targetKeys.get(target);
-    if (!keys) {
-      const id = runtime.endpoint.id;
-      const unswitched = Object.fromEntries(Object.entries(target).filter(([name]) => !runtime.switches.has(name)));
-      keys = { targetKey: `${id}|${canonicalJson(unswitched)}`, baseKey: `${id}|${canonicalJson(target)}` };
-      this.#targetKeys.set(target, keys);
-    }
-    return keys;
-  }
-
-  /** The UTF-8 bytes of a cache entry's data, encoded once per entry object the store hands out. */
-  #encoded(entry: { value: string }): Buffer {
-    let bytes = this.#bytes.get(entry);
-    if (!bytes) {
-      bytes = Buffer.from(entry.value);
-      this.#bytes.set(entry, bytes);
-    }
-    return bytes;
   }
 
   async #refund(reservationId: string, reason: string): Promise<void> {
@@ -305,6 +271,16 @@ export class ScrapeService {
     await this.#stores.cache.set(cacheKey, targetKey, { value: json, storedAt: scrapedAt });
     return { json, scrapedAt };
   }
+}
+
+/**
+ * The cache keys of a canonical target: `targetKey` groups its entries without the switches
+ * (a 404 drops them all), `baseKey` is the cache key without the position.
+ */
+function cacheKeys(runtime: EndpointRuntime, target: TargetParams): { targetKey: string; baseKey: string } {
+  const id = runtime.endpoint.id;
+  const unswitched = Object.fromEntries(Object.entries(target).filter(([name]) => !runtime.switches.has(name)));
+  return { targetKey: `${id}|${canonicalJson(unswitched)}`, baseKey: `${id}|${canonicalJson(target)}` };
 }
 
 /** Puts the extractor's data in the schema's field order, with `paging` and `fetchedAt`. */

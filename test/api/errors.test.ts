@@ -411,6 +411,17 @@ describe('error answers on every endpoint', () => {
         assert.equal(h.calls.length, calls);
       });
 
+      test('the stages in order: authentication, then the rate limit, then the query', async () => {
+        const required = Object.keys(endpoint.exampleQuery);
+        const invalid = without(endpoint, required, { cache_max_age: '2d' });
+        expectError(await h.get(invalid, {}, { remoteAddress: freshAddress() }), 401, 'UNAUTHORIZED', { authed: false });
+        const team = await h.newTeam(10, 1);
+        expectError(await getAs(team.key, invalid), 422, 'VALIDATION_ERROR', { authed: true });
+        // The invalid request counted: the next one, valid or not, is over the limit.
+        expectError(await getAs(team.key, invalid), 429, 'RATE_LIMITED', { authed: true });
+        expectError(await getAs(team.key, example), 429, 'RATE_LIMITED', { authed: true });
+      });
+
       // ------------------------------------------------------------------ 500
       test('500 INTERNAL_ERROR for an unexpected fault, leaking nothing', async () => {
         const query = variantQuery(endpoint, nextTag());

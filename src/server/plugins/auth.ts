@@ -1,11 +1,14 @@
-// Authentication and the per-team rate limit, run before anything else on API routes.
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RateDecision, RateLimiter, Stores, Team } from '../store/types.ts';
-import { addressKey } from './connections.ts';
-import { ApiError } from './errors.ts';
-import { hashKey, looksLikeKey, sameHash } from './keys.ts';
+// Authentication of API routes, the first thing their requests pass after the gate: the
+// caller (team and key) from a valid key, or 401; failing attempts are limited per address.
+import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { RateLimiter, Stores, Team } from '../../store/types.ts';
+import { addressKey } from '../connections.ts';
+import { ApiError } from '../errors.ts';
+import { hashKey, looksLikeKey, sameHash } from '../keys.ts';
+import { everyWhileOpen } from './maintenance.ts';
+import { RATE_WINDOW_MS, rateLimited } from './rate-limit.ts';
 
-export const RATE_WINDOW_MS = 60_000;
 /** Failed authentications allowed per client address per window; further failing ones get 429. */
 export const AUTH_FAILURES_PER_WINDOW = 30;
 
@@ -52,24 +55,13 @@ function presentedKey(request: FastifyRequest): { key: string | null; conflict: 
   return { key: fromHeader ?? fromBearer, conflict: false };
 }
 
-export function rateHeaders(reply: FastifyReply, decision: RateDecision): void {
-  reply.header('x-ratelimit-limit', decision.limit);
-  reply.header('x-ratelimit-remaining', decision.remaining);
-  reply.header('x-ratelimit-reset', decision.resetSeconds);
-}
-
-const rateLimited = (decision: RateDecision, what: string) => {
-  const wait = Math.max(1, decision.resetSeconds);
-  return new ApiError('RATE_LIMITED', `${what} Retry in ${wait} s.`, { headers: { 'retry-after': String(wait) } });
-};
-
 /**
  * The caller of a request with a valid key. Only failing attempts are limited per client
  * address (`request.ip`, which is the forwarded address behind a trusted proxy): a valid key is
  * never refused by that limit, so that one client's bad key cannot lock out the others behind
  * the same NAT, proxy or load balancer. A valid key costs one key lookup and nothing more.
  */
-export async function authenticate(
+async function authenticate(
   request: FastifyRequest,
   stores: Stores,
   limiter: RateLimiter,
@@ -100,11 +92,32 @@ export async function authenticate(
   throw new ApiError('UNAUTHORIZED', message);
 }
 
-/** Counts the request against its team's rolling window; sets the x-ratelimit-* headers. */
-export async function enforceRateLimit(caller: Caller, limiter: RateLimiter, reply: FastifyReply, now: number): Promise<void> {
-  const decision = await limiter.hit(`team:${caller.team.id}`, caller.team.rateLimit, RATE_WINDOW_MS, now);
-  rateHeaders(reply, decision);
-  if (!decision.allowed) {
-    throw rateLimited(decision, `Rate limit of ${decision.limit} requests per 60 seconds exceeded.`);
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller; set on API routes before their query is read. */
+    caller: Caller;
   }
 }
+
+export interface AuthOptions {
+  stores: Stores;
+  now: () => number;
+  /** How often key last-use times are written. */
+  keyUseFlushMs: number;
+}
+
+const auth: FastifyPluginCallback<AuthOptions> = (app, { stores, now, keyUseFlushMs }, done) => {
+  const keyUse = new KeyUseRecorder(stores);
+  everyWhileOpen(app, keyUseFlushMs, () => keyUse.flush(), 'key use flush');
+  app.addHook('onClose', () => keyUse.flush());
+  app.decorateRequest('caller', null as unknown as Caller);
+  app.addHook('onRequest', async (request) => {
+    const caller = await authenticate(request, stores, stores.limiter, keyUse, now());
+    request.caller = caller;
+    request.state.team = caller.team.id;
+  });
+  done();
+};
+
+/** Authenticates every route of the context it is registered in. */
+export const authPlugin = fp(auth, { name: 'auth', dependencies: ['metrics'] });

@@ -1,8 +1,13 @@
-// The OpenAPI route schema of one endpoint, generated from its declaration.
+// The OpenAPI document and the docs page: each endpoint's route schema, generated from its
+// declaration, collected by @fastify/swagger as the routes are added; /openapi.json and /docs.
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
 import { Type, type TObject, type TSchema } from 'typebox';
-import type { EndpointDeclaration } from '../endpoints/types.ts';
-import { DateTime, Obj } from '../endpoints/schemas/common.ts';
-import { fullQuerySchema } from './query.ts';
+import type { EndpointDeclaration } from '../../endpoints/types.ts';
+import { DateTime, Obj } from '../../endpoints/schemas/common.ts';
+import { fullQuerySchema } from '../query.ts';
 
 const Meta = Obj({
   requestId: Type.String({ description: 'Request identifier, prefix `req_`; also the `x-request-id` header.' }),
@@ -94,3 +99,73 @@ export function routeSchema(endpoint: EndpointDeclaration): Record<string, unkno
     response: responses,
   };
 }
+
+/** One OpenAPI tag per platform, described by the platform's endpoint declarations. */
+function platformTags(endpoints: readonly EndpointDeclaration[]): { name: string; description: string }[] {
+  const descriptions = new Map<string, string>();
+  for (const endpoint of endpoints) {
+    const known = descriptions.get(endpoint.platform);
+    if (known !== undefined && known !== endpoint.platformDescription) {
+      throw new Error(`the endpoints of ${endpoint.platform} describe their platform differently (${endpoint.id})`);
+    }
+    descriptions.set(endpoint.platform, endpoint.platformDescription);
+  }
+  return [...descriptions].map(([name, description]) => ({ name, description }));
+}
+
+/**
+ * The address the server listens on as a URL, or null before it listens. A wildcard address
+ * (all interfaces) is named by its loopback address, as Fastify names it when it starts.
+ */
+function listeningUrl(app: FastifyInstance): string | null {
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') return null;
+  const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+}
+
+export interface OpenApiOptions {
+  endpoints: readonly EndpointDeclaration[];
+  /** The address the document names in `servers`; by default the one the service listens on. */
+  publicBaseUrl?: string | undefined;
+}
+
+/** Registered before the routes, whose schemas it collects. */
+const openApi: FastifyPluginAsync<OpenApiOptions> = async (app, options) => {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Public-Page Data Extraction API',
+        version: '1.0.0',
+        // The project grants no licence to others (package.json: UNLICENSED).
+        license: { name: 'Proprietary; all rights reserved', identifier: 'LicenseRef-Proprietary' },
+        description:
+          'Read-only API that scrapes public, logged-out pages of five platforms on demand and returns typed JSON. ' +
+          'Each live scrape costs 1 credit; a cached result within `cache_max_age` costs none. ' +
+          'Requests are limited per team to a rolling 60-second window (100 by default).',
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The API key.' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'The API key as a bearer token.' },
+        },
+      },
+      security: [{ apiKey: [] }, { bearer: [] }],
+      tags: platformTags(options.endpoints),
+    },
+    // Built on the first request for the document, so after the server listens.
+    transformObject: (document) => {
+      if (!('openapiObject' in document)) return document.swaggerObject;
+      const { openapi, info, ...rest } = document.openapiObject;
+      const url = options.publicBaseUrl ?? listeningUrl(app) ?? '/';
+      return { openapi, info, servers: [{ url, description: 'This service.' }], ...rest };
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(app.swagger())),
+  );
+};
+
+export const openApiPlugin = fp(openApi, { name: 'openapi' });
