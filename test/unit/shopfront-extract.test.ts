@@ -74,7 +74,11 @@ function fakeUpstream(routes: { page?: Route | Answer; feed?: Route | Answer }) 
     const route = request.path.startsWith('/shop/api/feed') ? routes.feed : routes.page;
     if (route === undefined) throw new Error(`unexpected request ${request.path}`);
     const answer = typeof route === 'function' ? route(request) : route;
-    return { status: 200, headers: {}, path: request.path, ...answer };
+    const response: UpstreamResponse = { status: 200, headers: {}, path: request.path, ...answer };
+    // As the client does, the request's own block check judges every answer first.
+    const block = request.block?.(response) ?? null;
+    if (block !== null) throw new UpstreamOutcome('blocked', 'shopfront', block);
+    return response;
   };
   return { upstream, requests };
 }

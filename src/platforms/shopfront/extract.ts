@@ -37,17 +37,18 @@ function pathOf(location: string): string {
   }
 }
 
-/** The captcha page, a block whatever its status (usually 200, sometimes 503): judged by the client before it retries a 5xx. */
+/**
+ * The captcha page, a block whatever its status (usually 200, sometimes 503): the client judges
+ * every answer with it, before it would retry a 5xx and before the answer is read.
+ */
 const captchaIn = (what: string) => (response: UpstreamResponse): string | null =>
   mayHoldForm(response.body) && scanPage(response.body).captcha ? `shopfront answered the ${what} with its captcha page` : null;
 
 /**
- * Blocks every response is checked for: the captcha form first, then redirects (README.md,
- * "Signals"); 429 and 5xx are the upstream client's.
+ * The redirects that mean a block (README.md, "Signals"); the captcha page is `captchaIn`'s,
+ * 429 and 5xx are the upstream client's.
  */
-function checkBlocks(response: UpstreamResponse, scanned: { captcha: boolean } | null, what: string): void {
-  const captcha = scanned?.captcha ?? (mayHoldForm(response.body) && scanPage(response.body).captcha);
-  if (captcha) throw outcome('blocked', `shopfront answered the ${what} with its captcha page`);
+function checkRedirects(response: UpstreamResponse, what: string): void {
   if (response.offPlatformLocation !== undefined) {
     throw outcome('blocked', `shopfront redirected the ${what} off the platform`);
   }
@@ -78,9 +79,8 @@ function stateBlock(blocks: AStateBlock[], key: string): Node | null {
 async function readStorefront(context: ExtractContext, handle: string): Promise<{ S: Node; feed: () => Node | null }> {
   // The blocks are judged inside the client's retry loop, beside its transient failures.
   const { response, page } = await fetchAndRead(context.upstream, { ...storefrontPageRequest(handle), block: captchaIn('storefront page') }, (answer) => {
-    const scanned = scanPage(answer.body);
-    checkBlocks(answer, scanned, 'storefront page');
-    return { response: answer, page: scanned };
+    checkRedirects(answer, 'storefront page');
+    return { response: answer, page: scanPage(answer.body) };
   });
   if (response.status === 404 || response.status === 410) {
     throw outcome('not_found', `shopfront has no storefront "${handle}" (HTTP ${response.status})`);
@@ -102,7 +102,7 @@ async function readFeed(context: ExtractContext, storefrontId: string, pageToken
   // Both go into the query string, percent-encoded: a lone surrogate cannot be.
   if (!isWellFormed(storefrontId)) throw unrecognised('the storefront page carries a storefrontId that is not well-formed text (a lone surrogate)');
   const response = await fetchAndRead(context.upstream, { ...feedRequest(storefrontId, pageToken), block: captchaIn('feed request') }, (answer) => {
-    checkBlocks(answer, null, 'feed request');
+    checkRedirects(answer, 'feed request');
     return answer;
   });
   let body: unknown;
