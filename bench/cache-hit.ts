@@ -1,20 +1,35 @@
 // Cache hits through the full stack (auth, rate limit, cache, envelope) against a bare Fastify
 // route returning the same JSON body, alternated under the same load generator in one run.
-// Usage: npm run bench [-- --rounds 4 --seconds 5 --connections 50]
+// Usage: npm run bench [-- --rounds 4 --seconds 5 --connections 50 --profile]
+// With --profile the service runs under `node --cpu-prof` and the top entries of its profile by
+// self time are printed (the bare route shares its process).
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { topSelfTime } from './cpu-profile.ts';
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '4' }, seconds: { type: 'string', default: '5' }, connections: { type: 'string', default: '50' } },
+  options: {
+    rounds: { type: 'string', default: '4' },
+    seconds: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '50' },
+    profile: { type: 'boolean', default: false },
+  },
 });
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 
-const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', new URL('./servers.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
+const profileDir = values.profile ? mkdtempSync(join(tmpdir(), 'bench-profile-')) : null;
+const profileFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', ...profileFlags, new URL('./servers.ts', import.meta.url).pathname], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
 const target = JSON.parse(line) as { service: string; bare: string; key: string; bytes: number };
 
@@ -45,4 +60,14 @@ for (let round = 0; round < rounds; round += 1) {
 const ratio = median(service) / median(bare);
 console.log(`median: bare ${median(bare).toFixed(0)} req/s, service cache hit ${median(service).toFixed(0)} req/s`);
 console.log(`ratio service/bare: ${ratio.toFixed(2)}x (target >= 0.5x)`);
+const exited = once(child, 'exit');
 child.kill('SIGTERM');
+await exited;
+if (profileDir) {
+  const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
+  if (!file) throw new Error(`no profile written to ${profileDir}`);
+  console.log(`service profile ${join(profileDir, file)}, top entries by self time:`);
+  for (const entry of topSelfTime(join(profileDir, file), 25)) {
+    console.log(`${(entry.share * 100).toFixed(1).padStart(5)}% ${entry.ms.toFixed(0).padStart(6)} ms  ${entry.where}`);
+  }
+}

@@ -4,6 +4,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Type, type TObject } from 'typebox';
 import type { EndpointDeclaration, RawQuery, TargetParams, ValidationDetail } from '../endpoints/types.ts';
 import { EnumParam } from '../endpoints/schemas/common.ts';
+import { canonicalJson } from './cursors.ts';
 import { validationError, type ApiError } from './errors.ts';
 
 export const CACHE_MAX_AGES = { '1d': 1, '3d': 3, '7d': 7, '14d': 14, '30d': 30 } as const;
@@ -25,9 +26,23 @@ export function fullQuerySchema(endpoint: EndpointDeclaration): TObject {
 
 export interface ParsedQuery {
   params: TargetParams;
+  /** The cache entries of the target without its switches (a 404 drops them all). */
+  targetKey: string;
+  /** The cache key of the target with its switches, without a position. */
+  baseKey: string;
   cacheMaxAgeMs: number | null;
   token: string | null;
 }
+
+type Checked = { value: ParsedQuery } | { error: ApiError };
+
+/**
+ * Queries remembered per endpoint. Canonicalisation is a pure function of the query; served
+ * from memory, a repeated query (the common case: clients poll the same targets) skips the
+ * schema check, the platform's URL rules and the cache-key encoding. Measured with
+ * `npm run bench` (cache hits): 0.64–0.71x the bare route with it, 0.48x without.
+ */
+const REMEMBERED_QUERIES = 10_000;
 
 function describe(error: ErrorObject): ValidationDetail {
   const base = error.instancePath.replace(/^\//, '').split('/')[0] ?? '';
@@ -50,17 +65,33 @@ function describe(error: ErrorObject): ValidationDetail {
 export class QueryValidator {
   readonly #validate: ValidateFunction;
   readonly #endpoint: EndpointDeclaration;
+  readonly #switches: ReadonlySet<string>;
+  readonly #remembered = new Map<string, { value: ParsedQuery }>();
 
   constructor(endpoint: EndpointDeclaration, ajv: Ajv) {
     this.#endpoint = endpoint;
     this.#validate = ajv.compile(fullQuerySchema(endpoint));
+    this.#switches = new Set(endpoint.switches ?? []);
   }
 
   /**
    * The canonical target and options, or a 422 listing every problem: a Fastify validator,
    * whose `value` replaces `request.query` and whose `error` goes to the error handler.
    */
-  readonly check = (query: Record<string, unknown> | null): { value: ParsedQuery } | { error: ApiError } => {
+  readonly check = (query: Record<string, unknown> | null): Checked => {
+    const raw = JSON.stringify(query ?? {});
+    const known = this.#remembered.get(raw);
+    if (known !== undefined) return known;
+    const checked = this.#check(query ?? {});
+    // Only valid queries: each refused one gets an error of its own.
+    if ('value' in checked) {
+      if (this.#remembered.size >= REMEMBERED_QUERIES) this.#remembered.clear();
+      this.#remembered.set(raw, checked);
+    }
+    return checked;
+  };
+
+  #check(query: Record<string, unknown>): Checked {
     const details: ValidationDetail[] = [];
     const seen = new Set<string>();
     const add = (detail: ValidationDetail) => {
@@ -69,7 +100,7 @@ export class QueryValidator {
       details.push(detail);
     };
     const single: RawQuery = {};
-    for (const [name, value] of Object.entries(query ?? {})) {
+    for (const [name, value] of Object.entries(query)) {
       if (Array.isArray(value)) add({ path: name, message: 'Given more than once; give it once' });
       else single[name] = value as string;
     }
@@ -84,14 +115,20 @@ export class QueryValidator {
     const maxAge = single.cache_max_age as CacheMaxAge | undefined;
     const tokenParam = this.#endpoint.paging?.param;
     const token = tokenParam ? (single[tokenParam] ?? null) : null;
+    // Shared by every request with the same query: read-only.
+    const params = Object.freeze(normalised.params);
+    const id = this.#endpoint.id;
+    const unswitched = Object.fromEntries(Object.entries(params).filter(([name]) => !this.#switches.has(name)));
     return {
-      value: {
-        params: normalised.params,
+      value: Object.freeze({
+        params,
+        targetKey: `${id}|${canonicalJson(unswitched)}`,
+        baseKey: `${id}|${canonicalJson(params)}`,
         cacheMaxAgeMs: maxAge ? CACHE_MAX_AGES[maxAge] * DAY_MS : null,
         token,
-      },
+      }),
     };
-  };
+  }
 }
 
 export function queryAjv(): Ajv {

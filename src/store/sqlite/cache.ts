@@ -1,5 +1,5 @@
 // The response cache: a table bounded in bytes and age, with the memory layers in front of it.
-import { StoreUnavailableError, type CacheEntry, type CacheStore } from '../types.ts';
+import { StoreUnavailableError, type CacheEntry, type CachedEntry, type CacheStore } from '../types.ts';
 import type { Background } from './checkpointer.ts';
 import { prepare, type Connection } from './connection.ts';
 
@@ -32,7 +32,7 @@ export function cacheStore(c: Connection, background: Background, maxBytes: numb
   // Reads since the last flush: key -> epoch ms of the latest read. Reads never write.
   let touched = new Map<string, number>();
   // Results stored in the last few milliseconds, written together in one transaction.
-  let pendingWrites = new Map<string, { target: string; entry: CacheEntry; size: number }>();
+  let pendingWrites = new Map<string, { target: string; entry: CachedEntry; size: number }>();
   let pendingBytes = 0;
   let writeTimer: NodeJS.Timeout | null = null;
   const flushWrites = (): void => {
@@ -51,7 +51,7 @@ export function cacheStore(c: Connection, background: Background, maxBytes: numb
   };
   // Recently used entries in memory, in least-recently-used order, valid while the database
   // stamp is unchanged by any other connection.
-  const hot = new Map<string, { entry: CacheEntry; target: string; size: number }>();
+  const hot = new Map<string, { entry: CachedEntry; target: string; size: number }>();
   let hotBytes = 0;
   let hotVersion = -1;
   const dropHot = (key: string) => {
@@ -60,7 +60,7 @@ export function cacheStore(c: Connection, background: Background, maxBytes: numb
     hot.delete(key);
     hotBytes -= held.size;
   };
-  const keepHot = (key: string, target: string, entry: CacheEntry, size: number) => {
+  const keepHot = (key: string, target: string, entry: CachedEntry, size: number) => {
     dropHot(key);
     if (size > HOT_CACHE_BYTES / 8) return;
     hot.set(key, { entry, target, size });
@@ -101,20 +101,21 @@ export function cacheStore(c: Connection, background: Background, maxBytes: numb
       flush();
     },
 
-    async get(key: string): Promise<CacheEntry | null> {
+    async get(key: string): Promise<CachedEntry | null> {
       checkHot();
       const held = hot.get(key);
-      let entry: CacheEntry;
+      let entry: CachedEntry;
       if (held) {
         hot.delete(key);
         hot.set(key, held);
         entry = held.entry;
       } else if (pendingWrites.has(key)) {
-        entry = (pendingWrites.get(key) as { entry: CacheEntry }).entry;
+        entry = (pendingWrites.get(key) as { entry: CachedEntry }).entry;
       } else {
         const row = c.run(() => st.cacheGet.get(key));
         if (!row) return null;
-        entry = { value: row.value as string, storedAt: row.stored_at as number };
+        const value = row.value as string;
+        entry = { value, storedAt: row.stored_at as number, bytes: Buffer.from(value) };
         keepHot(key, row.target as string, entry, row.size as number);
       }
       touched.set(key, Date.now());
@@ -130,8 +131,9 @@ export function cacheStore(c: Connection, background: Background, maxBytes: numb
 
     async set(key: string, target: string, entry: CacheEntry): Promise<void> {
       if (c.closed) throw new StoreUnavailableError('SQLite store is closed');
-      const size = Buffer.byteLength(entry.value) + Buffer.byteLength(key) + Buffer.byteLength(target);
-      const stored = { value: entry.value, storedAt: Math.trunc(entry.storedAt) };
+      const bytes = Buffer.from(entry.value);
+      const size = bytes.length + Buffer.byteLength(key) + Buffer.byteLength(target);
+      const stored = { value: entry.value, storedAt: Math.trunc(entry.storedAt), bytes };
       keepHot(key, target, stored, size);
       // Written with the others of the next few milliseconds in one transaction.
       const previous = pendingWrites.get(key);
