@@ -1,4 +1,13 @@
-// The response cache: a table bounded in bytes and age, with the memory layers in front of it.
+// The response cache: a table bounded in bytes and age, with three memory layers in front of
+// it. Each was measured by turning it off, on this machine (2 cores), against the figures with
+// all of them on (`npm run bench`: cache hits at 0.70x the bare route; `npm run bench:live`:
+// live scrapes at 0.13x the proxy):
+// - recent reads only in memory, their access times written in batches (reads never write):
+//   off, every hit is a write transaction, 0.35x;
+// - recently used entries in memory with their bytes (the hot layer): off, every hit reads
+//   the table and encodes the value, 0.35x;
+// - results gathered for a few milliseconds and written in one transaction: off, one more
+//   transaction per live scrape, 0.10x.
 import { StoreUnavailableError, type CacheEntry, type CachedEntry, type CacheStore } from '../types.ts';
 import type { Background } from './checkpointer.ts';
 import { prepare, type Connection } from './connection.ts';
