@@ -6,7 +6,7 @@
 import { Server, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { BlockList, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ApiError, errorBody } from './errors.ts';
+import { ApiError, errorBody, JSON_TYPE } from './errors.ts';
 import { newRequestId } from './ids.ts';
 
 export interface ConnectionLimits {
@@ -44,7 +44,6 @@ export const checkingIntervalMs = (limits: ConnectionLimits): number =>
 /** How long a connection that has been answered and ended may linger before it is destroyed. */
 const LINGER_MS = 1_000;
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 429: 'Too Many Requests' };
 
 /**

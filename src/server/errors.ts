@@ -69,7 +69,8 @@ export function errorBody(error: ApiError, requestId: string): string {
   return JSON.stringify({ error: body });
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+/** The content type of every JSON answer. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Answers with `error` in the envelope, its status and headers. */
 export function sendError(reply: FastifyReply, error: ApiError, requestId: string): FastifyReply {

@@ -11,7 +11,7 @@ import type { Upstream } from '../upstream/types.ts';
 import type { Caller } from './plugins/auth.ts';
 import type { Outcome } from './plugins/metrics.ts';
 import { canonicalJson, CURSOR_LIFETIME_MS, type CursorSealer } from './cursors.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, JSON_TYPE } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { QueryValidator, queryAjv, type ParsedQuery } from './query.ts';
 
@@ -38,6 +38,17 @@ export interface EndpointRuntime {
   endpoint: EndpointDeclaration;
   query: QueryValidator;
   checkData: ValidateFunction;
+}
+
+/** One live scrape to run: what to fetch, where its result is cached, until when. */
+interface ScrapeJob {
+  runtime: EndpointRuntime;
+  target: TargetParams;
+  targetKey: string;
+  cacheKey: string;
+  position: UpstreamPosition | null;
+  deadline: number;
+  log: FastifyBaseLogger;
 }
 
 /** A finished live scrape: the serialised `data` and when it was scraped. */
@@ -140,7 +151,9 @@ export class ScrapeService {
 
     let scraped: Scraped;
     try {
-      scraped = await this.#shared(cacheKey, () => this.#scrape(runtime, target, targetKey, cacheKey, cursor?.position ?? null, deadline, request.log));
+      scraped = await this.#shared(cacheKey, () =>
+        this.#scrape({ runtime, target, targetKey, cacheKey, position: cursor?.position ?? null, deadline, log: request.log }),
+      );
     } catch (error) {
       await this.#refund(reservation.reservationId, 'failed');
       if (error instanceof ApiError && error.code === 'UPSTREAM_UNRECOGNISED' && isUpstreamOutcome(error.cause)) {
@@ -192,16 +205,9 @@ export class ScrapeService {
     return promise;
   }
 
-  async #scrape(
-    runtime: EndpointRuntime,
-    target: TargetParams,
-    targetKey: string,
-    cacheKey: string,
-    position: UpstreamPosition | null,
-    deadline: number,
-    log: FastifyBaseLogger,
-  ): Promise<Scraped> {
-    const { endpoint } = runtime;
+  async #scrape(job: ScrapeJob): Promise<Scraped> {
+    const { endpoint } = job.runtime;
+    const { deadline } = job;
     const extractor = endpoint.extractor;
     if (!extractor) throw new ApiError('NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`);
     const controller = new AbortController();
@@ -215,7 +221,7 @@ export class ScrapeService {
     let upstream: ReturnType<UpstreamBinder> | null = null;
     try {
       upstream = this.#settings.upstream(endpoint.platform, signal, deadline);
-      return await this.#extract(runtime, extractor, upstream, signal, target, targetKey, cacheKey, position, deadline, log);
+      return await this.#extract(job, extractor, upstream, signal);
     } finally {
       clearTimeout(timer);
       this.#running.delete(controller);
@@ -224,18 +230,7 @@ export class ScrapeService {
     }
   }
 
-  async #extract(
-    runtime: EndpointRuntime,
-    extractor: Extractor,
-    upstream: Upstream,
-    signal: AbortSignal,
-    target: TargetParams,
-    targetKey: string,
-    cacheKey: string,
-    position: UpstreamPosition | null,
-    deadline: number,
-    log: FastifyBaseLogger,
-  ): Promise<Scraped> {
+  async #extract({ runtime, target, targetKey, cacheKey, position, deadline, log }: ScrapeJob, extractor: Extractor, upstream: Upstream, signal: AbortSignal): Promise<Scraped> {
     const { endpoint } = runtime;
     let result: ExtractResult;
     try {
@@ -332,6 +327,6 @@ function send(reply: FastifyReply, data: Buffer, meta: Meta): void {
   const tail = Buffer.from(`,"meta":${JSON.stringify(meta)}}`);
   reply
     .code(200)
-    .header('content-type', 'application/json; charset=utf-8')
+    .header('content-type', JSON_TYPE)
     .send(Buffer.concat([DATA_OPEN, data, tail], DATA_OPEN.length + data.length + tail.length));
 }

@@ -1,9 +1,7 @@
 // Liveness and readiness for load balancers and orchestrators.
 import type { FastifyPluginCallback } from 'fastify';
 import type { Stores } from '../../store/types.ts';
-import { ApiError } from '../errors.ts';
-
-const JSON_TYPE = 'application/json; charset=utf-8';
+import { ApiError, JSON_TYPE } from '../errors.ts';
 
 export const healthPlugin: FastifyPluginCallback<{ stores: Stores }> = (app, { stores }, done) => {
   const hidden = { schema: { hide: true } };

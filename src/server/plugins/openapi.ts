@@ -7,6 +7,7 @@ import fp from 'fastify-plugin';
 import { Type, type TObject, type TSchema } from 'typebox';
 import type { EndpointDeclaration } from '../../endpoints/types.ts';
 import { DateTime, Obj } from '../../endpoints/schemas/common.ts';
+import { JSON_TYPE } from '../errors.ts';
 import { fullQuerySchema } from '../query.ts';
 
 const Meta = Obj({
@@ -164,7 +165,7 @@ const openApi: FastifyPluginAsync<OpenApiOptions> = async (app, options) => {
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
   app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
-    reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(app.swagger())),
+    reply.header('content-type', JSON_TYPE).send(JSON.stringify(app.swagger())),
   );
 };
 
