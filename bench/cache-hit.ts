@@ -6,12 +6,9 @@
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { topSelfTime } from './cpu-profile.ts';
+import { childProfile } from './cpu-profile.ts';
 
 const { values } = parseArgs({
   options: {
@@ -25,9 +22,8 @@ const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 
-const profileDir = values.profile ? mkdtempSync(join(tmpdir(), 'bench-profile-')) : null;
-const profileFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', ...profileFlags, new URL('./servers.ts', import.meta.url).pathname], {
+const profile = childProfile(values.profile);
+const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', ...profile.flags, new URL('./servers.ts', import.meta.url).pathname], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
@@ -63,11 +59,4 @@ console.log(`ratio service/bare: ${ratio.toFixed(2)}x (target >= 0.5x)`);
 const exited = once(child, 'exit');
 child.kill('SIGTERM');
 await exited;
-if (profileDir) {
-  const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
-  if (!file) throw new Error(`no profile written to ${profileDir}`);
-  console.log(`service profile ${join(profileDir, file)}, top entries by self time:`);
-  for (const entry of topSelfTime(join(profileDir, file), 25)) {
-    console.log(`${(entry.share * 100).toFixed(1).padStart(5)}% ${entry.ms.toFixed(0).padStart(6)} ms  ${entry.where}`);
-  }
-}
+profile.print('');

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
 import { startSandbox } from '../sandbox/server.ts';
+import { cpuReport } from './cpu-profile.ts';
 
 interface Stored {
   status: number;
@@ -62,8 +63,7 @@ for (const [name, origin] of Object.entries(sandbox.env)) env[name] = await fron
 process.stdout.write(`${JSON.stringify(env)}\n`);
 createInterface({ input: process.stdin }).on('line', (line) => {
   if (line.trim() === 'cpu') {
-    const { user, system } = process.cpuUsage();
-    process.stdout.write(`${JSON.stringify({ cpuMicros: user + system, elu: performance.eventLoopUtilization() })}\n`);
+    process.stdout.write(cpuReport());
   }
 });
 process.on('SIGTERM', () => process.exit(0));

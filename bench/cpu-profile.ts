@@ -1,5 +1,8 @@
-// The top entries of a V8 CPU profile (`node --cpu-prof`) by self time, for bench output.
-import { readFileSync } from 'node:fs';
+// CPU figures for the benchmarks: a process's CPU time as a child process reports it, and the
+// top entries of a V8 CPU profile (`node --cpu-prof`) by self time.
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 interface ProfileNode {
   id: number;
@@ -30,4 +33,28 @@ export function topSelfTime(file: string, count: number): { share: number; ms: n
     .sort((a, b) => b[1] - a[1])
     .slice(0, count)
     .map(([where, micros]) => ({ share: micros / total, ms: micros / 1000, where }));
+}
+
+/** This process's CPU time (all threads) and its main thread's event-loop use, as one JSON line. */
+export const cpuReport = (): string => {
+  const { user, system } = process.cpuUsage();
+  return `${JSON.stringify({ cpuMicros: user + system, elu: performance.eventLoopUtilization() })}\n`;
+};
+
+/** A profile to be written by a child process: the Node flags that start it, and the printing of its top entries. */
+export function childProfile(enabled: boolean): { flags: string[]; print: (indent: string) => void } {
+  if (!enabled) return { flags: [], print: () => undefined };
+  const dir = mkdtempSync(join(tmpdir(), 'bench-profile-'));
+  return {
+    flags: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+    // Once the child has exited: it writes the profile as it exits.
+    print: (indent) => {
+      const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
+      if (!file) throw new Error(`no profile written to ${dir}`);
+      console.log(`${indent}service profile ${join(dir, file)}, top entries by self time:`);
+      for (const entry of topSelfTime(join(dir, file), 25)) {
+        console.log(`${indent}${(entry.share * 100).toFixed(1).padStart(5)}% ${entry.ms.toFixed(0).padStart(6)} ms  ${entry.where}`);
+      }
+    },
+  };
 }

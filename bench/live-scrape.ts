@@ -15,14 +15,11 @@
 // its profile by self time are printed.
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
-import { topSelfTime } from './cpu-profile.ts';
+import { childProfile } from './cpu-profile.ts';
 
 const { values } = parseArgs({
   options: {
@@ -184,7 +181,7 @@ async function phase(latencyMs: number, run: (servers: Servers) => Promise<void>
 console.log(`platform ${values.platform}, ${targetCount} distinct targets pre-rendered by the cheap upstream`);
 if (phases.has('1')) {
   console.log(`1. throughput and CPU per request, 0 ms upstream latency: ${rounds} rounds of ${seconds} s, ${connections} connections, alternated`);
-  const profileDir = values.profile ? mkdtempSync(join(tmpdir(), 'bench-live-profile-')) : null;
+  const profile = childProfile(values.profile);
   await phase(
     0,
     async (servers) => {
@@ -210,16 +207,9 @@ if (phases.has('1')) {
         `   CPU per request (median): service ${median(service.map((r) => r.cpu)).toFixed(3)} ms (target <= 0.8 ms), proxy ${median(proxy.map((r) => r.cpu)).toFixed(3)} ms`,
       );
     },
-    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    profile.flags,
   );
-  if (profileDir) {
-    const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
-    if (!file) throw new Error(`no profile written to ${profileDir}`);
-    console.log(`   service profile ${join(profileDir, file)}, top entries by self time:`);
-    for (const entry of topSelfTime(join(profileDir, file), 25)) {
-      console.log(`   ${(entry.share * 100).toFixed(1).padStart(5)}% ${entry.ms.toFixed(0).padStart(6)} ms  ${entry.where}`);
-    }
-  }
+  profile.print('   ');
 }
 
 if (phases.has('2')) {

@@ -15,6 +15,7 @@ import { upstreamClient } from '../src/main.ts';
 import { buildApp } from '../src/server/app.ts';
 import { generateKey } from '../src/server/keys.ts';
 import { openSqliteStores } from '../src/store/sqlite/index.ts';
+import { cpuReport } from './cpu-profile.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-live-'));
 const config = loadConfig({ ...process.env, DATA_DIR: dir, CURSOR_SECRET: 'bench-cursor-secret-0123456789' });
@@ -51,8 +52,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   const command = line.trim();
   if (command === 'peak') process.stdout.write(`${JSON.stringify({ peakRss })}\n`);
   if (command === 'cpu') {
-    const { user, system } = process.cpuUsage();
-    process.stdout.write(`${JSON.stringify({ cpuMicros: user + system, elu: performance.eventLoopUtilization() })}\n`);
+    process.stdout.write(cpuReport());
   }
   if (command === 'reset-peak') peakRss = process.memoryUsage().rss;
   if (command === 'memory') {

@@ -5,6 +5,7 @@
 import Fastify from 'fastify';
 import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
+import { cpuReport } from './cpu-profile.ts';
 
 const proxy = Fastify({ logger: false });
 const pools = new Map<string, Pool>();
@@ -37,8 +38,7 @@ await proxy.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(`${JSON.stringify({ proxy: `http://127.0.0.1:${(proxy.server.address() as { port: number }).port}` })}\n`);
 createInterface({ input: process.stdin }).on('line', (line) => {
   if (line.trim() === 'cpu') {
-    const { user, system } = process.cpuUsage();
-    process.stdout.write(`${JSON.stringify({ cpuMicros: user + system, elu: performance.eventLoopUtilization() })}\n`);
+    process.stdout.write(cpuReport());
   }
 });
 process.on('SIGTERM', async () => {

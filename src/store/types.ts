@@ -110,14 +110,16 @@ export interface CacheEntry {
   storedAt: number;
 }
 
-/** An entry as the cache hands it out: with its value's UTF-8 bytes, ready to be sent. */
-export interface CachedEntry extends CacheEntry {
-  /**
-   * `value` encoded as UTF-8. A store that keeps entries in memory encodes each once; sending
-   * these bytes rather than the string is what a cache hit mostly costs (`npm run bench`:
-   * 0.71x the bare route with bytes held in memory, 0.56x when each hit encodes the string).
-   */
+/**
+ * An entry as the cache hands it out: the serialised `data` as UTF-8 bytes, ready to be sent.
+ * A store that keeps entries in memory encodes each once; sending bytes rather than encoding a
+ * string per hit is most of what a cache hit costs (`npm run bench`: 0.71x the bare route with
+ * bytes held in memory, 0.56x when each hit encodes the string).
+ */
+export interface CachedEntry {
   bytes: Buffer;
+  /** Epoch ms of the live scrape that produced it. */
+  storedAt: number;
 }
 
 export interface CacheStore {

@@ -1,5 +1,4 @@
-// A cache entry as every cache store hands it out: its value, when it was stored, and the
-// value's UTF-8 bytes.
+// A cache entry as every cache store hands it out: the value's UTF-8 bytes and when it was stored.
 import type { CachedEntry } from '../../src/store/types.ts';
 
-export const cachedEntry = (value: string, storedAt: number): CachedEntry => ({ value, storedAt, bytes: Buffer.from(value) });
+export const cachedEntry = (value: string, storedAt: number): CachedEntry => ({ bytes: Buffer.from(value), storedAt });

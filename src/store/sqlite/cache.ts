@@ -41,7 +41,7 @@ export function cacheStore(c: Connection, background: Background, maxBytes: numb
   // Reads since the last flush: key -> epoch ms of the latest read. Reads never write.
   let touched = new Map<string, number>();
   // Results stored in the last few milliseconds, written together in one transaction.
-  let pendingWrites = new Map<string, { target: string; entry: CachedEntry; size: number }>();
+  let pendingWrites = new Map<string, { target: string; value: string; entry: CachedEntry; size: number }>();
   let pendingBytes = 0;
   let writeTimer: NodeJS.Timeout | null = null;
   const flushWrites = (): void => {
@@ -55,7 +55,7 @@ export function cacheStore(c: Connection, background: Background, maxBytes: numb
     pendingBytes = 0;
     const at = Date.now();
     c.tx(() => {
-      for (const [key, write] of batch) st.cacheSet.run(key, write.target, write.entry.value, write.entry.storedAt, at, write.size);
+      for (const [key, write] of batch) st.cacheSet.run(key, write.target, write.value, write.entry.storedAt, at, write.size);
     });
   };
   // Recently used entries in memory, in least-recently-used order, valid while the database
@@ -123,8 +123,7 @@ export function cacheStore(c: Connection, background: Background, maxBytes: numb
       } else {
         const row = c.run(() => st.cacheGet.get(key));
         if (!row) return null;
-        const value = row.value as string;
-        entry = { value, storedAt: row.stored_at as number, bytes: Buffer.from(value) };
+        entry = { bytes: Buffer.from(row.value as string), storedAt: row.stored_at as number };
         keepHot(key, row.target as string, entry, row.size as number);
       }
       touched.set(key, Date.now());
@@ -142,12 +141,12 @@ export function cacheStore(c: Connection, background: Background, maxBytes: numb
       if (c.closed) throw new StoreUnavailableError('SQLite store is closed');
       const bytes = Buffer.from(entry.value);
       const size = bytes.length + Buffer.byteLength(key) + Buffer.byteLength(target);
-      const stored = { value: entry.value, storedAt: Math.trunc(entry.storedAt), bytes };
+      const stored = { bytes, storedAt: Math.trunc(entry.storedAt) };
       keepHot(key, target, stored, size);
       // Written with the others of the next few milliseconds in one transaction.
       const previous = pendingWrites.get(key);
       if (previous) pendingBytes -= previous.size;
-      pendingWrites.set(key, { target, entry: stored, size });
+      pendingWrites.set(key, { target, value: entry.value, entry: stored, size });
       pendingBytes += size;
       if (pendingBytes >= MAX_PENDING_BYTES) flushWrites();
       else if (!writeTimer) {
