@@ -46,8 +46,7 @@ describe('/readyz fails when the store cannot write, and agrees with live scrape
       for (const size of [64 * 1024, 8 * 1024, 1024, 100]) {
         let failed: unknown = null;
         for (let i = 0; i < 500 && !failed; i++) {
-          await h.stores.cache.set(`fill-${++n}`, 'fill', { value: 'x'.repeat(size), storedAt: Date.now() });
-          failed = await attempt(h.stores.cache.prune(Date.now()));
+          failed = await attempt(h.stores.cache.set(`fill-${++n}`, 'fill', { value: 'x'.repeat(size), storedAt: Date.now() }));
         }
         assert.ok(failed instanceof StoreUnavailableError && /full/.test(failed.message), `cache writes of ${size} bytes fill it: ${String(failed)}`);
       }

@@ -7,7 +7,10 @@ import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { InProcessRateLimiter } from '../../src/store/memory-limiter.ts';
+import { accountStore } from '../../src/store/sqlite/accounts.ts';
+import { Connection } from '../../src/store/sqlite/connection.ts';
 import { openSqliteStores } from '../../src/store/sqlite/index.ts';
+import { ledger } from '../../src/store/sqlite/ledger.ts';
 import type { SqliteStoreOptions } from '../../src/store/sqlite/index.ts';
 import { StoreUnavailableError } from '../../src/store/types.ts';
 import type { Stores } from '../../src/store/types.ts';
@@ -261,26 +264,84 @@ describe('sqlite specifics', () => {
     await s.close();
   });
 
-  test('results are written together shortly after they are set, and at close', async () => {
+  test('a result is in the table once set resolves; a deleted target leaves nothing behind', async () => {
     const path = freshPath();
     const s = openSqliteStores({ path });
     const raw = new DatabaseSync(path);
     const count = () => (raw.prepare('SELECT count(*) AS n FROM cache').get() as { n: number }).n;
     try {
-      for (let i = 0; i < 10; i += 1) await s.cache.set(`k${i}`, 't', { value: `v${i}`, storedAt: 1_000 + i });
-      assert.deepEqual(await s.cache.get('k3'), cachedEntry('v3', 1_003), 'visible to this process at once');
-      await sleep(60);
+      await Promise.all(Array.from({ length: 10 }, (_, i) => s.cache.set(`k${i}`, 't', { value: `v${i}`, storedAt: 1_000 + i })));
       assert.equal(count(), 10);
-      await s.cache.set('late', 't', { value: 'v', storedAt: 2_000 });
-      await s.cache.deleteTarget('t');
-      await sleep(60);
-      assert.equal(count(), 0, 'a pending write of a deleted target is dropped too');
-      await s.cache.set('last', 'u', { value: 'v', storedAt: 3_000 });
+      assert.deepEqual(await s.cache.get('k3'), cachedEntry('v3', 1_003));
+      // Issued in one turn: the delete follows the write before it.
+      await Promise.all([s.cache.set('late', 't', { value: 'v', storedAt: 2_000 }), s.cache.deleteTarget('t')]);
+      assert.equal(count(), 0);
+      assert.equal(await s.cache.get('late'), null);
     } finally {
       await s.close();
     }
-    assert.equal(count(), 1, 'close writes what is pending');
     raw.close();
+  });
+
+  test('ledger writes of one turn share one commit; a failing one is undone alone', async () => {
+    const c = new Connection(':memory:', 5_000, { create: true });
+    const commits: number[] = [];
+    c.afterCommit = () => commits.push(1);
+    const accounts = accountStore(c);
+    const credits = ledger(c);
+    try {
+      const team = await accounts.createTeam({ name: 'group', credits: 100, rateLimit: 60 });
+      commits.length = 0;
+      const deadline = Date.now() + 60_000;
+      // Issued in one turn: 30 reserves, with a reserve for an unknown team and a refund of an
+      // unknown reservation in the middle.
+      const writes = [
+        ...Array.from({ length: 15 }, (_, i) => credits.reserve(team.id, 1, `req_a${i}`, deadline)),
+        credits.reserve('team_nope', 1, 'req_nope', deadline),
+        credits.refund('res_nope'),
+        ...Array.from({ length: 15 }, (_, i) => credits.reserve(team.id, 2, `req_b${i}`, deadline)),
+      ];
+      const settled = await Promise.allSettled(writes);
+      assert.equal(commits.length, 1, 'one commit for the 32 writes');
+      assert.deepEqual(
+        settled.map((r) => r.status),
+        [...Array(15).fill('fulfilled'), 'rejected', 'rejected', ...Array(15).fill('fulfilled')],
+      );
+      const reserved = settled.flatMap((r) => (r.status === 'fulfilled' && 'ok' in r.value && r.value.ok ? [r.value] : []));
+      assert.deepEqual(
+        reserved.map((r) => r.balance),
+        Array.from({ length: 30 }, (_, i) => (i < 15 ? 99 - i : 85 - 2 * (i - 14))),
+        'each saw the writes before it',
+      );
+      assert.equal(await credits.balance(team.id), 55);
+      const entries = await credits.entries(team.id, 1_000);
+      assert.equal(entries.reduce((sum, e) => sum + e.amount, 0), 55, 'the ledger sums to the balance');
+      assert.ok(!entries.some((e) => e.requestId === 'req_nope'));
+      const [kept, given] = await Promise.all([
+        credits.commit((reserved[0] as { reservationId: string }).reservationId),
+        credits.refund((reserved[29] as { reservationId: string }).reservationId),
+      ]);
+      assert.deepEqual([kept.charged, given.refunded, given.balance], [true, true, 57]);
+      assert.equal(commits.length, 2);
+    } finally {
+      c.closed = true;
+      c.db.close();
+    }
+  });
+
+  test('writes queued for a group commit are committed at close', async () => {
+    const path = freshPath();
+    const s = openSqliteStores({ path });
+    const team = await s.accounts.createTeam({ name: 'closing', credits: 5, rateLimit: 60 });
+    const reserved = s.ledger.reserve(team.id, 2, 'req_close', Date.now() + 60_000);
+    await s.close();
+    assert.equal((await reserved).ok, true);
+    const again = openSqliteStores({ path, create: false });
+    try {
+      assert.equal(await again.ledger.balance(team.id), 3);
+    } finally {
+      await again.close();
+    }
   });
 
   test('cache reads are recorded in memory and written at prune', async () => {

@@ -1,13 +1,12 @@
-// The response cache: a table bounded in bytes and age, with three memory layers in front of
-// it. Each was measured by turning it off, on this machine (2 cores), against the figures with
-// all of them on (`npm run bench`: cache hits at 0.70x the bare route; `npm run bench:live`:
-// live scrapes at 0.13x the proxy):
+// The response cache: a table bounded in bytes and age, with two memory layers in front of
+// it. Each was measured by turning it off, on a 2-core machine, against the figures with both
+// on (`npm run bench`: cache hits at 0.70x the bare route):
 // - recent reads only in memory, their access times written in batches (reads never write):
 //   off, every hit is a write transaction, 0.35x;
 // - recently used entries in memory with their bytes (the hot layer): off, every hit reads
-//   the table and encodes the value, 0.35x;
-// - results gathered for a few milliseconds and written in one transaction: off, one more
-//   transaction per live scrape, 0.10x.
+//   the table and encodes the value, 0.35x.
+// Results are written in the connection's group commit, with the ledger writes of the same
+// turn (`Connection.txGrouped`); `set` resolves once the result is in the table.
 import { StoreUnavailableError, type CacheEntry, type CachedEntry, type CacheStore } from '../types.ts';
 import type { Background } from './checkpointer.ts';
 import { prepare, type Connection } from './connection.ts';
@@ -16,9 +15,6 @@ import { prepare, type Connection } from './connection.ts';
 const EVICT_TO = 0.9;
 /** Reads remembered before a flush is forced (bounds the in-memory set). */
 const MAX_TOUCHED = 10_000;
-/** Cache writes are gathered for this long, or up to this many bytes, then written in one transaction. */
-const WRITE_DELAY_MS = 20;
-const MAX_PENDING_BYTES = 8 * 1024 * 1024;
 /** Bytes of recently used cache entries kept in memory in front of the table. */
 const HOT_CACHE_BYTES = 64 * 1024 * 1024;
 
@@ -32,7 +28,7 @@ const CACHE_SQL = {
 };
 
 export interface SqliteCache extends CacheStore {
-  /** Writes pending results and the access times of recent reads. */
+  /** Writes the access times of recent reads. */
   flush(): void;
 }
 
@@ -40,24 +36,6 @@ export function cacheStore(c: Connection, background: Background, maxBytes: numb
   const st = prepare(c.db, CACHE_SQL);
   // Reads since the last flush: key -> epoch ms of the latest read. Reads never write.
   let touched = new Map<string, number>();
-  // Results stored in the last few milliseconds, written together in one transaction.
-  let pendingWrites = new Map<string, { target: string; value: string; entry: CachedEntry; size: number }>();
-  let pendingBytes = 0;
-  let writeTimer: NodeJS.Timeout | null = null;
-  const flushWrites = (): void => {
-    if (writeTimer) {
-      clearTimeout(writeTimer);
-      writeTimer = null;
-    }
-    if (pendingWrites.size === 0) return;
-    const batch = pendingWrites;
-    pendingWrites = new Map();
-    pendingBytes = 0;
-    const at = Date.now();
-    c.tx(() => {
-      for (const [key, write] of batch) st.cacheSet.run(key, write.target, write.value, write.entry.storedAt, at, write.size);
-    });
-  };
   // Recently used entries in memory, in least-recently-used order, valid while the database
   // stamp is unchanged by any other connection.
   const hot = new Map<string, { entry: CachedEntry; target: string; size: number }>();
@@ -106,7 +84,6 @@ export function cacheStore(c: Connection, background: Background, maxBytes: numb
 
   return {
     flush: () => {
-      flushWrites();
       flush();
     },
 
@@ -118,8 +95,6 @@ export function cacheStore(c: Connection, background: Background, maxBytes: numb
         hot.delete(key);
         hot.set(key, held);
         entry = held.entry;
-      } else if (pendingWrites.has(key)) {
-        entry = (pendingWrites.get(key) as { entry: CachedEntry }).entry;
       } else {
         const row = c.run(() => st.cacheGet.get(key));
         if (!row) return null;
@@ -142,37 +117,22 @@ export function cacheStore(c: Connection, background: Background, maxBytes: numb
       const bytes = Buffer.from(entry.value);
       const size = bytes.length + Buffer.byteLength(key) + Buffer.byteLength(target);
       const stored = { bytes, storedAt: Math.trunc(entry.storedAt) };
-      keepHot(key, target, stored, size);
-      // Written with the others of the next few milliseconds in one transaction.
-      const previous = pendingWrites.get(key);
-      if (previous) pendingBytes -= previous.size;
-      pendingWrites.set(key, { target, value: entry.value, entry: stored, size });
-      pendingBytes += size;
-      if (pendingBytes >= MAX_PENDING_BYTES) flushWrites();
-      else if (!writeTimer) {
-        writeTimer = setTimeout(() => {
-          try {
-            flushWrites();
-          } catch {
-            // A cache write lost to an unreachable store costs one scrape later; nothing more.
-          }
-        }, WRITE_DELAY_MS);
-        writeTimer.unref();
+      try {
+        await c.txGrouped(() => st.cacheSet.run(key, target, entry.value, stored.storedAt, Date.now(), size));
+      } catch (err) {
+        dropHot(key);
+        throw err;
       }
+      keepHot(key, target, stored, size);
     },
 
     async deleteTarget(target: string): Promise<void> {
-      for (const [key, write] of pendingWrites) {
-        if (write.target !== target) continue;
-        pendingWrites.delete(key);
-        pendingBytes -= write.size;
-      }
-      c.run(() => st.cacheDeleteTarget.run(target));
+      // In the group, so that it follows the results of the same target stored before it.
+      await c.txGrouped(() => st.cacheDeleteTarget.run(target));
       for (const [key, held] of hot) if (held.target === target) dropHot(key);
     },
 
     async prune(now: number): Promise<void> {
-      flushWrites();
       flush();
       // Off the event loop where there is a background thread; in short batches either way.
       const dropped = await background.prune({ now, maxAgeMs, maxBytes, evictTo: EVICT_TO });

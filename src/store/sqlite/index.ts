@@ -93,6 +93,7 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
       if (c.closed) return;
       clearInterval(timer);
       await background.stop();
+      c.commitGroup();
       try {
         cache.flush();
       } catch {

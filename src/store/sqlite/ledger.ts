@@ -67,7 +67,7 @@ export function ledger(c: Connection): Ledger {
     async reserve(teamId: string, amount: number, requestId: string, deadline: number): Promise<ReserveResult> {
       checkPositiveInt('reservation amount', amount);
       if (!Number.isFinite(deadline)) throw new RangeError(`deadline must be epoch ms, got ${deadline}`);
-      return c.tx((): ReserveResult => {
+      return c.txGrouped((): ReserveResult => {
         const createdAt = isoNow();
         if (st.debit.run(amount, teamId).changes !== 1) {
           const balance = balanceOf(teamId);
@@ -82,7 +82,7 @@ export function ledger(c: Connection): Ledger {
     },
 
     async commit(reservationId: string): Promise<{ charged: boolean; balance: number }> {
-      return c.tx(() => {
+      return c.txGrouped(() => {
         const r = st.getReservation.get(reservationId);
         if (!r) throw new Error(`unknown reservation ${reservationId}`);
         // Only a pending reservation becomes committed; a refunded one stays refunded, and its
@@ -93,7 +93,7 @@ export function ledger(c: Connection): Ledger {
     },
 
     async refund(reservationId: string): Promise<{ refunded: boolean; balance: number }> {
-      return c.tx(() => {
+      return c.txGrouped(() => {
         const result = refundOne(reservationId);
         if (!result) throw new Error(`unknown reservation ${reservationId}`);
         return { refunded: result.refunded, balance: balanceOf(result.teamId) as number };
