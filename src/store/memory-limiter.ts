@@ -136,7 +136,7 @@ export class InProcessRateLimiter implements RateLimiter {
   }
 }
 
-function checkArgs(limit: number, windowMs: number, now: number): void {
+export function checkArgs(limit: number, windowMs: number, now: number): void {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`rate limit must be an integer >= 1, got ${limit}`);
   if (!Number.isFinite(windowMs) || windowMs <= 0) throw new RangeError(`rate window must be a positive number of ms, got ${windowMs}`);
   if (!Number.isFinite(now)) throw new RangeError(`now must be epoch ms, got ${now}`);

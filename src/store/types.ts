@@ -157,7 +157,25 @@ export interface Stores {
    * data behind. Rejects with StoreUnavailableError when the store cannot write now.
    */
   probeWrite(): Promise<void>;
+  /**
+   * Each backend by name (`sqlite`; or `postgres` and `redis`) and whether it serves now:
+   * reads and writes for a database, a command for Redis. Never rejects.
+   */
+  backends(): Promise<Record<string, BackendState>>;
   close(): Promise<void>;
+}
+
+export type BackendState = 'up' | 'down';
+
+/** Up when the database answers a read and commits a write. */
+export async function databaseState(stores: Pick<Stores, 'ping' | 'probeWrite'>): Promise<BackendState> {
+  try {
+    await stores.ping();
+    await stores.probeWrite();
+    return 'up';
+  } catch {
+    return 'down';
+  }
 }
 
 /** Thrown by a store whose backend cannot be reached; answered with 503. */

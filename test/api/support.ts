@@ -183,8 +183,23 @@ export function failingStores(failing: Set<string>): (stores: Stores) => Stores 
     limiter: wrap('limiter', stores.limiter),
     ping: () => stores.ping(),
     probeWrite: () => stores.probeWrite(),
+    backends: () => stores.backends(),
     close: () => stores.close(),
   });
+}
+
+/** A 503 from /readyz: the error envelope, with `status` and the state of each backend beside it. */
+export function expectNotReady(response: Response, backends: Record<string, 'up' | 'down'>): void {
+  assert.equal(response.statusCode, 503, response.body);
+  assert.equal(response.headers['content-type'], JSON_TYPE);
+  assert.match(String(response.headers['retry-after']), /^[1-9]\d*$/);
+  const body = response.json() as { status: string; backends: unknown; error: ErrorBody };
+  assert.deepEqual(Object.keys(body), ['status', 'backends', 'error']);
+  assert.equal(body.status, 'not ready');
+  assert.deepEqual(body.backends, backends);
+  assert.deepEqual(Object.keys(body.error), ['code', 'message', 'requestId']);
+  assert.equal(body.error.code, 'SERVICE_UNAVAILABLE');
+  assert.equal(body.error.requestId, response.headers['x-request-id']);
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

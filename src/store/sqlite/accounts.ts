@@ -1,6 +1,7 @@
 // Teams and their API keys (only hashes of the keys are stored).
 import type { AccountStore, ApiKeyRecord, NewTeam, Team } from '../types.ts';
-import { isoNow, newId, prepare, type Connection, type Row } from './connection.ts';
+import { checkTeamFields, isoNow, newId } from '../rules.ts';
+import { prepare, type Connection, type Row } from './connection.ts';
 
 /** Active keys remembered between changes of the database. */
 const MAX_KNOWN_KEYS = 10_000;
@@ -47,18 +48,6 @@ function toKey(r: Row): ApiKeyRecord {
     revokedAt: (r.revoked_at as string | null) ?? null,
   };
 }
-function checkTeamFields(changes: { name?: string; rateLimit?: number; credits?: number }): void {
-  if (changes.name !== undefined && (typeof changes.name !== 'string' || changes.name.trim() === '')) {
-    throw new RangeError('team name must be a non-empty string');
-  }
-  if (changes.rateLimit !== undefined && (!Number.isSafeInteger(changes.rateLimit) || changes.rateLimit < 1)) {
-    throw new RangeError(`rate limit must be an integer >= 1, got ${changes.rateLimit}`);
-  }
-  if (changes.credits !== undefined && (!Number.isSafeInteger(changes.credits) || changes.credits < 0)) {
-    throw new RangeError(`initial credits must be an integer >= 0, got ${changes.credits}`);
-  }
-}
-
 export function accountStore(c: Connection): AccountStore {
   const st = prepare(c.db, ACCOUNT_SQL);
   const knownKeys = new Map<string, { stamp: string; found: { key: ApiKeyRecord; hash: string; team: Team } }>();

@@ -1,7 +1,6 @@
 // One connection to the store's SQLite file: opening it (private file, WAL, busy timeout,
 // migrations), transactions (`BEGIN IMMEDIATE`), and the driver errors that mean the database
 // cannot be used right now.
-import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, closeSync, constants, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
@@ -44,12 +43,6 @@ export function toStoreError(err: unknown): unknown {
   return err;
 }
 
-export const newId = (prefix: string): string => `${prefix}_${randomBytes(15).toString('base64url')}`;
-export const isoNow = (): string => new Date().toISOString();
-
-export function checkPositiveInt(what: string, n: number): void {
-  if (!Number.isSafeInteger(n) || n <= 0) throw new RangeError(`${what} must be a positive integer, got ${n}`);
-}
 
 const CONNECTION_SQL = {
   ping: 'SELECT 1 AS one',

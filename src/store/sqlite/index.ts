@@ -9,7 +9,7 @@
 // One file per concern: schema.ts, connection.ts, accounts.ts, ledger.ts, cache.ts,
 // checkpointer.ts (with worker.ts and maintenance.ts).
 import { InProcessRateLimiter } from '../memory-limiter.ts';
-import type { Stores } from '../types.ts';
+import { databaseState, type Stores } from '../types.ts';
 import { accountStore } from './accounts.ts';
 import { cacheStore } from './cache.ts';
 import { inPlace, startBackground } from './checkpointer.ts';
@@ -70,7 +70,7 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
   }, flushMs);
   timer.unref();
 
-  return {
+  const stores: Stores = {
     accounts: accountStore(c),
     ledger: ledger(c),
     cache: {
@@ -87,6 +87,10 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
 
     async probeWrite(): Promise<void> {
       c.probeWrite();
+    },
+
+    async backends() {
+      return { sqlite: await databaseState(stores) };
     },
 
     async close(): Promise<void> {
@@ -107,4 +111,5 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
       }
     },
   };
+  return stores;
 }

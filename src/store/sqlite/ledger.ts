@@ -2,7 +2,8 @@
 // charged or refunded.
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { Ledger, LedgerEntry, ReserveResult, Usage } from '../types.ts';
-import { checkPositiveInt, isoNow, newId, prepare, type Connection, type Row } from './connection.ts';
+import { checkPositiveInt, isoNow, newId } from '../rules.ts';
+import { prepare, type Connection, type Row } from './connection.ts';
 
 const REFUND_BATCH = 500;
 

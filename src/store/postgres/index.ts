@@ -1,0 +1,77 @@
+// The scale-out store for accounts, keys, credits and the cache: PostgreSQL, shared by every
+// node. One file per concern: pool.ts, schema.ts, accounts.ts, ledger.ts, cache.ts.
+import { InProcessRateLimiter } from '../memory-limiter.ts';
+import { databaseState, type Stores } from '../types.ts';
+import { accountStore } from './accounts.ts';
+import { cacheStore } from './cache.ts';
+import { ledger } from './ledger.ts';
+import { createPool, database, type PostgresOptions } from './pool.ts';
+import { checkSchema, migrate } from './schema.ts';
+
+export { MIGRATE_COMMAND, SchemaMismatchError, SCHEMA_VERSION } from './schema.ts';
+
+export interface PostgresStoreOptions extends PostgresOptions {
+  /** Bound on the cache's total size (value, key and target bytes); default 1 GiB. */
+  cacheMaxBytes?: number;
+  /** Cache entries scraped longer ago than this are dropped by `prune`; default 30 days. */
+  cacheMaxAgeMs?: number;
+  /**
+   * `check` (the default): refuse a database that is not at this program's schema version;
+   * `migrate`: bring it there first (MIGRATE=auto).
+   */
+  schema?: 'check' | 'migrate';
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Opens the PostgreSQL stores; the limiter is in-process until a Redis one replaces it. */
+export async function openPostgresStores(options: PostgresStoreOptions): Promise<Stores> {
+  const pool = createPool(options);
+  let closed = false;
+  const db = database(pool, () => closed);
+  const { query } = db;
+  try {
+    if (options.schema === 'migrate') await migrate(pool);
+    else await checkSchema(pool);
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw err;
+  }
+  const cache = cacheStore(query, options.cacheMaxBytes ?? 1024 ** 3, options.cacheMaxAgeMs ?? 30 * DAY_MS);
+  const stores: Stores = {
+    accounts: accountStore(db),
+    ledger: ledger(query),
+    cache,
+    limiter: new InProcessRateLimiter(),
+    async ping(): Promise<void> {
+      await query('SELECT 1');
+    },
+    async probeWrite(): Promise<void> {
+      // A committed write that leaves nothing behind (one row per connection, so probes never wait on each other).
+      await db.transaction(async (client) => {
+        await client.query('INSERT INTO write_probe (id) VALUES (pg_backend_pid())');
+        await client.query('DELETE FROM write_probe WHERE id = pg_backend_pid()');
+      });
+    },
+    async backends() {
+      return { postgres: await databaseState(stores) };
+    },
+    async close(): Promise<void> {
+      if (closed) return;
+      await cache.flush().catch(() => {});
+      closed = true;
+      await pool.end();
+    },
+  };
+  return stores;
+}
+
+/** `admin migrate`: applies the missing migrations; returns the versions applied. */
+export async function migrateDatabase(options: PostgresOptions): Promise<number[]> {
+  const pool = createPool(options);
+  try {
+    return await migrate(pool);
+  } finally {
+    await pool.end();
+  }
+}

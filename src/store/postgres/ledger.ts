@@ -1,0 +1,138 @@
+// Credits on PostgreSQL: the append-only ledger, balances, and reservations.
+//
+// Every change of balance is one statement (a data-modifying CTE, atomic on its own): the
+// conditional update `credits >= amount` takes the team's row lock, so racing reservations on
+// any number of nodes are serialised by the database and never take the balance below zero,
+// and the ledger row is written in the same statement. No read-then-write, and one round trip.
+import { setImmediate as yieldToEvents } from 'node:timers/promises';
+import type { Ledger, LedgerEntry, ReserveResult, Usage } from '../types.ts';
+import { checkPositiveInt, newId } from '../rules.ts';
+import type { Query } from './pool.ts';
+
+const REFUND_BATCH = 500;
+
+const SQL = {
+  addCredits: `
+    WITH credited AS (UPDATE teams SET credits = credits + $2 WHERE id = $1 RETURNING id, credits),
+         entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT id, $2, 'topup', $3 FROM credited)
+    SELECT credits FROM credited`,
+  // `current` is read from the statement's snapshot, so it is the balance a failed debit saw.
+  reserve: `
+    WITH debited AS (UPDATE teams SET credits = credits - $2 WHERE id = $1 AND credits >= $2 RETURNING id, credits),
+         entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT id, -$2, 'charge', $3 FROM debited),
+         held AS (INSERT INTO reservations (id, team_id, request_id, amount, deadline, state)
+                  SELECT $4, id, $3, $2, $5, 'pending' FROM debited)
+    SELECT (SELECT credits FROM debited) AS after, (SELECT credits FROM teams WHERE id = $1) AS current`,
+  commit: `
+    WITH kept AS (UPDATE reservations SET state = 'committed' WHERE id = $1 AND state = 'pending' RETURNING id)
+    SELECT r.state, (SELECT count(*) FROM kept) AS kept, t.credits
+      FROM reservations r JOIN teams t ON t.id = r.team_id WHERE r.id = $1`,
+  refund: `
+    WITH given AS (UPDATE reservations SET state = 'refunded' WHERE id = $1 AND state = 'pending'
+                   RETURNING team_id, amount, request_id),
+         credited AS (UPDATE teams t SET credits = t.credits + g.amount FROM given g WHERE t.id = g.team_id RETURNING t.credits),
+         entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT team_id, amount, 'refund', request_id FROM given)
+    SELECT (SELECT credits FROM credited) AS after, t.credits AS before
+      FROM reservations r JOIN teams t ON t.id = r.team_id WHERE r.id = $1`,
+  // SKIP LOCKED: nodes sweeping at the same time take disjoint reservations, and one that a
+  // request is settling right now is left to that request.
+  refundExpired: `
+    WITH due AS (SELECT id FROM reservations WHERE state = 'pending' AND deadline < $1
+                 ORDER BY deadline LIMIT $2 FOR UPDATE SKIP LOCKED),
+         given AS (UPDATE reservations r SET state = 'refunded' FROM due WHERE r.id = due.id AND r.state = 'pending'
+                   RETURNING r.team_id, r.amount, r.request_id),
+         per_team AS (SELECT team_id, sum(amount)::bigint AS amount FROM given GROUP BY team_id),
+         credited AS (UPDATE teams t SET credits = t.credits + p.amount FROM per_team p WHERE t.id = p.team_id),
+         entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT team_id, amount, 'refund', request_id FROM given)
+    SELECT (SELECT count(*) FROM due) AS due, (SELECT count(*) FROM given) AS given`,
+  balance: 'SELECT credits FROM teams WHERE id = $1',
+  entries: 'SELECT id, team_id, amount, reason, request_id, created_at FROM ledger WHERE team_id = $1 ORDER BY id DESC LIMIT $2',
+  // One statement, so the sums, the count and the balance are one snapshot.
+  usage: `
+    SELECT t.credits,
+           coalesce((SELECT sum(-amount) FROM ledger WHERE team_id = t.id AND reason = 'charge'), 0)::bigint AS charged,
+           coalesce((SELECT sum(amount) FROM ledger WHERE team_id = t.id AND reason = 'refund'), 0)::bigint AS refunded,
+           coalesce((SELECT sum(amount) FROM ledger WHERE team_id = t.id AND reason = 'topup'), 0)::bigint AS topped_up,
+           (SELECT count(*) FROM reservations WHERE team_id = t.id AND state = 'pending') AS pending
+      FROM teams t WHERE t.id = $1`,
+};
+
+type Row = Record<string, unknown>;
+
+const toEntry = (r: Row): LedgerEntry => ({
+  id: r.id as number,
+  teamId: r.team_id as string,
+  amount: r.amount as number,
+  reason: r.reason as LedgerEntry['reason'],
+  requestId: (r.request_id as string | null) ?? null,
+  createdAt: (r.created_at as Date).toISOString(),
+});
+
+export function ledger(query: Query): Ledger {
+  const one = async (text: string, values: unknown[]): Promise<Row | undefined> => (await query(text, values)).rows[0];
+  return {
+    async addCredits(teamId: string, amount: number, requestId: string | null = null): Promise<number> {
+      checkPositiveInt('credit amount', amount);
+      const row = await one(SQL.addCredits, [teamId, amount, requestId]);
+      if (!row) throw new Error(`unknown team ${teamId}`);
+      return row.credits as number;
+    },
+
+    async reserve(teamId: string, amount: number, requestId: string, deadline: number): Promise<ReserveResult> {
+      checkPositiveInt('reservation amount', amount);
+      if (!Number.isFinite(deadline)) throw new RangeError(`deadline must be epoch ms, got ${deadline}`);
+      const reservationId = newId('res');
+      const row = (await one(SQL.reserve, [teamId, amount, requestId, reservationId, Math.trunc(deadline)])) as Row;
+      if (row.after !== null) return { ok: true, reservationId, balance: row.after as number };
+      if (row.current === null) throw new Error(`unknown team ${teamId}`);
+      return { ok: false, balance: row.current as number };
+    },
+
+    async commit(reservationId: string): Promise<{ charged: boolean; balance: number }> {
+      const row = await one(SQL.commit, [reservationId]);
+      if (!row) throw new Error(`unknown reservation ${reservationId}`);
+      // Only a pending reservation becomes committed; a refunded one stays refunded.
+      return { charged: row.kept === 1 || row.state === 'committed', balance: row.credits as number };
+    },
+
+    async refund(reservationId: string): Promise<{ refunded: boolean; balance: number }> {
+      const row = await one(SQL.refund, [reservationId]);
+      if (!row) throw new Error(`unknown reservation ${reservationId}`);
+      const refunded = row.after !== null;
+      return { refunded, balance: (refunded ? row.after : row.before) as number };
+    },
+
+    async refundExpired(now: number): Promise<number> {
+      let total = 0;
+      for (;;) {
+        const row = (await one(SQL.refundExpired, [Math.trunc(now), REFUND_BATCH])) as Row;
+        total += row.given as number;
+        if ((row.due as number) < REFUND_BATCH) return total;
+        await yieldToEvents();
+      }
+    },
+
+    async balance(teamId: string): Promise<number | null> {
+      const row = await one(SQL.balance, [teamId]);
+      return row ? (row.credits as number) : null;
+    },
+
+    async entries(teamId: string, limit = 100): Promise<LedgerEntry[]> {
+      if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer, got ${limit}`);
+      return (await query(SQL.entries, [teamId, limit])).rows.map(toEntry);
+    },
+
+    async usage(teamId: string): Promise<Usage | null> {
+      const row = await one(SQL.usage, [teamId]);
+      if (!row) return null;
+      return {
+        teamId,
+        charged: row.charged as number,
+        refunded: row.refunded as number,
+        toppedUp: row.topped_up as number,
+        balance: row.credits as number,
+        pendingReservations: row.pending as number,
+      };
+    },
+  };
+}

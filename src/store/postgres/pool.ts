@@ -1,0 +1,111 @@
+// The connection pool to PostgreSQL, and the driver errors that mean "the database cannot be
+// used right now" (answered 503), as opposed to a mistake in the SQL or the data.
+import pg from 'pg';
+import { StoreUnavailableError } from '../types.ts';
+
+export interface PostgresOptions {
+  /** `postgres://user:password@host:port/database` (libpq's URL form; `?options=-c search_path=…` works). */
+  url: string;
+  /** Connections per node; default 10. */
+  maxConnections?: number;
+  /**
+   * Bound on waiting for a connection and on every statement; default 2 s. A database that
+   * cannot answer within it is unavailable: the request gets a 503 instead of a hang.
+   */
+  timeoutMs?: number;
+}
+
+// int8 (counts, sums, ledger ids) as JavaScript numbers: every value the service stores is far
+// below 2^53 (credits are checked to be safe integers before they reach the database).
+const types = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === pg.types.builtins.INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+export function createPool(options: PostgresOptions): pg.Pool {
+  const timeoutMs = options.timeoutMs ?? 2_000;
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.maxConnections ?? 10,
+    connectionTimeoutMillis: timeoutMs,
+    // Enforced by the client, so that a database that stopped answering (a network partition,
+    // a stopped process) cannot hold a request either.
+    query_timeout: timeoutMs,
+    statement_timeout: timeoutMs,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    application_name: 'pagescrape',
+    types,
+  });
+  // An idle connection that breaks (the server restarted) is dropped by the pool; the next
+  // query opens a new one. Without a listener the error would end the process.
+  pool.on('error', () => {});
+  return pool;
+}
+
+// SQLSTATE classes and codes that mean the database is unavailable now, not that the request
+// was wrong: connection exceptions (08), insufficient resources (53), operator intervention
+// (57: shutdown, query cancelled by the statement timeout), system errors (58).
+const UNAVAILABLE_CLASSES = new Set(['08', '53', '57', '58']);
+const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const UNAVAILABLE_MESSAGES = /timeout|Connection terminated|Client has encountered a connection error|Cannot use a pool after calling end/i;
+
+export function toStoreError(err: unknown): unknown {
+  if (err instanceof StoreUnavailableError || !(err instanceof Error)) return err;
+  const e = err as Error & { code?: unknown };
+  const code = typeof e.code === 'string' ? e.code : '';
+  if ((code.length === 5 && UNAVAILABLE_CLASSES.has(code.slice(0, 2))) || UNAVAILABLE_NODE_CODES.has(code) || UNAVAILABLE_MESSAGES.test(e.message)) {
+    return new StoreUnavailableError(`PostgreSQL unavailable: ${e.message}`, { cause: err });
+  }
+  return err;
+}
+
+/** The pool's query, with unavailability turned into StoreUnavailableError. */
+export type Query = <R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
+
+export interface Db {
+  query: Query;
+  /** Runs `fn` in one transaction on one connection of the pool. */
+  transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+}
+
+/** The pool as the stores use it: every call fails with StoreUnavailableError once `isClosed()`. */
+export function database(pool: pg.Pool, isClosed: () => boolean): Db {
+  const open = () => {
+    if (isClosed()) throw new StoreUnavailableError('PostgreSQL store is closed');
+  };
+  return {
+    async query(text, values) {
+      open();
+      try {
+        return await pool.query(text, values);
+      } catch (err) {
+        throw toStoreError(err);
+      }
+    },
+    async transaction(fn) {
+      open();
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        throw toStoreError(err);
+      }
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+          // The connection is unusable: the pool must not hand it out again.
+          broken = rollbackError as Error;
+        });
+        throw toStoreError(err);
+      } finally {
+        client.release(broken);
+      }
+    },
+  };
+}

@@ -1,0 +1,157 @@
+// The PostgreSQL schema, one migration per version, and the runner that applies them.
+//
+// `schema_migrations` lists the versions applied. `npm run -s admin -- migrate` (or the server
+// with MIGRATE=auto) applies the missing ones in order, each in its own transaction, under an
+// advisory lock so that nodes starting together migrate once. Otherwise the server checks the
+// version and refuses to start on a database behind or ahead of it. A new version appends a
+// migration; a released one is never edited.
+import type pg from 'pg';
+import { toStoreError } from './pool.ts';
+
+export const MIGRATIONS: readonly { name: string; sql: string }[] = [
+  {
+    name: 'accounts, ledger, reservations, cache',
+    sql: `
+    CREATE TABLE teams (
+      id          text PRIMARY KEY,
+      name        text NOT NULL,
+      credits     bigint NOT NULL CHECK (credits >= 0),
+      rate_limit  integer NOT NULL CHECK (rate_limit >= 1),
+      created_at  timestamptz NOT NULL DEFAULT now()
+    );
+
+    CREATE TABLE api_keys (
+      id            text PRIMARY KEY,
+      team_id       text NOT NULL REFERENCES teams (id),
+      name          text NOT NULL,
+      hash          text NOT NULL UNIQUE,
+      prefix        text NOT NULL,
+      last4         text NOT NULL,
+      created_at    timestamptz NOT NULL DEFAULT now(),
+      last_used_at  timestamptz,
+      revoked_at    timestamptz
+    );
+    CREATE INDEX api_keys_team ON api_keys (team_id);
+
+    CREATE TABLE ledger (
+      id          bigserial PRIMARY KEY,
+      team_id     text NOT NULL REFERENCES teams (id),
+      amount      bigint NOT NULL,
+      reason      text NOT NULL CHECK (reason IN ('topup', 'charge', 'refund')),
+      request_id  text,
+      created_at  timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX ledger_team ON ledger (team_id, id);
+    CREATE FUNCTION ledger_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'ledger is append-only'; END $$;
+    CREATE TRIGGER ledger_no_change BEFORE UPDATE OR DELETE ON ledger
+      FOR EACH ROW EXECUTE FUNCTION ledger_append_only();
+
+    CREATE TABLE reservations (
+      id          text PRIMARY KEY,
+      team_id     text NOT NULL REFERENCES teams (id),
+      request_id  text NOT NULL,
+      amount      bigint NOT NULL CHECK (amount > 0),
+      deadline    bigint NOT NULL,
+      state       text NOT NULL CHECK (state IN ('pending', 'committed', 'refunded')),
+      created_at  timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX reservations_pending ON reservations (deadline) WHERE state = 'pending';
+    CREATE INDEX reservations_team_pending ON reservations (team_id) WHERE state = 'pending';
+
+    CREATE TABLE cache (
+      key          text PRIMARY KEY,
+      target       text NOT NULL,
+      value        text NOT NULL,
+      stored_at    bigint NOT NULL,
+      accessed_at  bigint NOT NULL,
+      size         bigint NOT NULL
+    );
+    CREATE INDEX cache_target ON cache (target);
+    CREATE INDEX cache_accessed ON cache (accessed_at);
+    CREATE INDEX cache_stored ON cache (stored_at);
+
+    -- Written and emptied again by the readiness probe; never holds a row.
+    CREATE TABLE write_probe (id integer PRIMARY KEY);
+    `,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The command that brings a database to this program's schema. */
+export const MIGRATE_COMMAND = 'npm run -s admin -- migrate';
+
+/** Any 64-bit number unique to this service: nodes migrating at once wait for each other on it. */
+const MIGRATION_LOCK = 7_305_112_409;
+
+export class SchemaMismatchError extends Error {
+  readonly found: number;
+  readonly expected: number;
+  constructor(found: number, expected: number) {
+    super(
+      found < expected
+        ? `The PostgreSQL database is at schema version ${found}; this program needs version ${expected}. Run: ${MIGRATE_COMMAND} (or start with MIGRATE=auto).`
+        : `The PostgreSQL database is at schema version ${found}, newer than this program's ${expected}: it was migrated by a newer release. Run that release, or restore a backup taken before its migration.`,
+    );
+    this.name = 'SchemaMismatchError';
+    this.found = found;
+    this.expected = expected;
+  }
+}
+
+async function appliedVersion(client: pg.Pool | pg.PoolClient): Promise<number> {
+  const exists = await client.query<{ t: string | null }>("SELECT to_regclass('schema_migrations')::text AS t");
+  if (!exists.rows[0]?.t) return 0;
+  const row = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
+  return row.rows[0]?.v ?? 0;
+}
+
+/** Throws SchemaMismatchError unless the database is at exactly this program's version. */
+export async function checkSchema(pool: pg.Pool): Promise<void> {
+  let found: number;
+  try {
+    found = await appliedVersion(pool);
+  } catch (err) {
+    throw toStoreError(err);
+  }
+  if (found !== SCHEMA_VERSION) throw new SchemaMismatchError(found, SCHEMA_VERSION);
+}
+
+/** Applies the missing migrations in order; returns the versions applied (none when up to date). */
+export async function migrate(pool: pg.Pool): Promise<number[]> {
+  const client = await pool.connect().catch((err: unknown) => {
+    throw toStoreError(err);
+  });
+  const applied: number[] = [];
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
+      const from = await appliedVersion(client);
+      if (from > SCHEMA_VERSION) throw new SchemaMismatchError(from, SCHEMA_VERSION);
+      for (let v = from + 1; v <= SCHEMA_VERSION; v++) {
+        const migration = MIGRATIONS[v - 1] as { name: string; sql: string };
+        await client.query('BEGIN');
+        try {
+          await client.query(migration.sql);
+          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [v, migration.name]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw err;
+        }
+        applied.push(v);
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+    }
+  } catch (err) {
+    throw toStoreError(err);
+  } finally {
+    client.release();
+  }
+  return applied;
+}

@@ -1,0 +1,61 @@
+// The connection to Redis, set up so that an outage fails fast: commands are never queued
+// while disconnected (the request gets a 503 at once instead of waiting for a reconnect), a
+// command that gets no answer times out, and the client reconnects by itself forever.
+import { Redis } from 'ioredis';
+import { StoreUnavailableError } from '../types.ts';
+
+export interface RedisOptions {
+  /** `redis://[[user]:password@]host:port[/db]` or `rediss://…`. */
+  url: string;
+  /** Every key this service writes starts with it; default `pagescrape:`. */
+  prefix?: string;
+  /** Bound on a command's answer and on connecting; default 2 s. */
+  timeoutMs?: number;
+}
+
+export function createRedis(options: RedisOptions): Redis {
+  const timeoutMs = options.timeoutMs ?? 2_000;
+  const redis = new Redis(options.url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: timeoutMs,
+    connectTimeout: timeoutMs,
+    // Reconnect after 100 ms, 200 ms, … at most every second: back within a second of Redis.
+    retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
+    lazyConnect: false,
+  });
+  // Connection errors are reported by the commands that fail; without a listener they would be
+  // logged by the library on every reconnection attempt.
+  redis.on('error', () => {});
+  return redis;
+}
+
+/** Resolves once connected, or after `timeoutMs` anyway (commands then fail with 503 until it is). */
+export async function connected(redis: Redis, timeoutMs: number): Promise<void> {
+  if (redis.status === 'ready') return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    redis.on('ready', done);
+  });
+}
+
+export function toStoreError(err: unknown): unknown {
+  if (err instanceof StoreUnavailableError || !(err instanceof Error)) return err;
+  // Anything but a script's own error (a bug) means Redis cannot serve now: not connected,
+  // a timeout, a connection reset, a server loading its data or out of memory.
+  if (/ERR Error running script|ERR user_script/.test(err.message)) return err;
+  return new StoreUnavailableError(`Redis unavailable: ${err.message}`, { cause: err });
+}
+
+export async function call<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw toStoreError(err);
+  }
+}

@@ -1,0 +1,31 @@
+// What Redis holds for a cluster: the rate limiters (per team and per address for failed
+// authentication). `withRedis` puts them in front of the database's stores.
+import type { Stores } from '../types.ts';
+import { connected, createRedis, type RedisOptions } from './client.ts';
+import { RedisRateLimiter } from './limiter.ts';
+
+export const DEFAULT_PREFIX = 'pagescrape:';
+
+export async function withRedis(stores: Stores, options: RedisOptions): Promise<Stores> {
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  const redis = createRedis(options);
+  // A Redis that is down at start is not fatal: requests get 503 until it is back.
+  await connected(redis, options.timeoutMs ?? 2_000);
+  return {
+    ...stores,
+    limiter: new RedisRateLimiter(redis, prefix),
+    async backends() {
+      let redisState: 'up' | 'down' = 'down';
+      try {
+        if ((await redis.ping()) === 'PONG') redisState = 'up';
+      } catch {
+        // down
+      }
+      return { ...(await stores.backends()), redis: redisState };
+    },
+    async close() {
+      redis.disconnect();
+      await stores.close();
+    },
+  };
+}

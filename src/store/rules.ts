@@ -1,0 +1,22 @@
+// Rules every store implementation applies the same way: identifiers, and the checks of values
+// that the database constraints would otherwise report less clearly.
+import { randomBytes } from 'node:crypto';
+
+export const newId = (prefix: string): string => `${prefix}_${randomBytes(15).toString('base64url')}`;
+export const isoNow = (): string => new Date().toISOString();
+
+export function checkPositiveInt(what: string, n: number): void {
+  if (!Number.isSafeInteger(n) || n <= 0) throw new RangeError(`${what} must be a positive integer, got ${n}`);
+}
+
+export function checkTeamFields(changes: { name?: string; rateLimit?: number; credits?: number }): void {
+  if (changes.name !== undefined && (typeof changes.name !== 'string' || changes.name.trim() === '')) {
+    throw new RangeError('team name must be a non-empty string');
+  }
+  if (changes.rateLimit !== undefined && (!Number.isSafeInteger(changes.rateLimit) || changes.rateLimit < 1)) {
+    throw new RangeError(`rate limit must be an integer >= 1, got ${changes.rateLimit}`);
+  }
+  if (changes.credits !== undefined && (!Number.isSafeInteger(changes.credits) || changes.credits < 0)) {
+    throw new RangeError(`initial credits must be an integer >= 0, got ${changes.credits}`);
+  }
+}
