@@ -1,11 +1,9 @@
 // Every error status of the API, on every endpoint where it
 // applies: the envelope, the request id, the headers, and the ledger left as it was.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { endpoints } from '../../src/endpoints/index.ts';
 import type { EndpointDeclaration, ExtractResult } from '../../src/endpoints/types.ts';
-import { openSqliteStores } from '../../src/store/sqlite/index.ts';
 import { UpstreamOutcome, type OutcomeKind } from '../../src/upstream/outcomes.ts';
 import { byId, defaultScript, exampleQuery, fixtureResult, startHarness, type Harness } from './harness.ts';
 import {
@@ -139,7 +137,7 @@ describe('error answers on every endpoint', () => {
         // Revoked as the CLI does it: another process opens the same database.
         const other = await h.newTeam(5, 1000);
         success(await getAs(other.key, example));
-        const cli = openSqliteStores({ path: join(h.dir, 'service.db') });
+        const cli = await h.openAnother();
         try {
           assert.equal(await cli.accounts.revokeKey(other.keyId), true);
         } finally {

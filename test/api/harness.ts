@@ -1,7 +1,10 @@
-// An in-process service for API tests: the real app, the real SQLite store in a temporary
-// directory, and test extractors plugged in through the extractor interface. Each test
-// extractor answers with the contract's expected data for its endpoint unless a test scripts
-// another behaviour.
+// An in-process service for API tests: the real app, real stores, and test extractors plugged
+// in through the extractor interface. Each test extractor answers with the contract's expected
+// data for its endpoint unless a test scripts another behaviour.
+//
+// The stores are the embedded SQLite store in a temporary directory, or, when TEST_STORES is
+// `scale-out` (the files under test/scale-out/ set it), PostgreSQL and Redis: a schema and a key
+// prefix of their own per harness, in a database of the test process dropped at its end.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +15,38 @@ import { buildApp, type AppOptions } from '../../src/server/app.ts';
 import { generateKey } from '../../src/server/keys.ts';
 import { openSqliteStores, type SqliteStoreOptions } from '../../src/store/sqlite/index.ts';
 import type { Stores, Team } from '../../src/store/types.ts';
+import { openPostgresStores } from '../../src/store/postgres/index.ts';
+import { withRedis } from '../../src/store/redis/index.ts';
+import { after } from 'node:test';
+import { testBackends, type TestBackends } from '../support/backends.ts';
+
+/** Which store set the harness runs on: `embedded` (the default) or `scale-out`. */
+export const STORE_SET = process.env.TEST_STORES === 'scale-out' ? 'scale-out' : 'embedded';
+
+let backends: Promise<TestBackends> | undefined;
+if (STORE_SET === 'scale-out') {
+  after(async () => {
+    if (backends) await (await backends).drop();
+  });
+}
+
+/** Opens stores over the same data as `location` (a second process would, e.g. the CLI). */
+type Opener = () => Promise<Stores>;
+
+async function storeSet(dir: string, sqlite: Partial<SqliteStoreOptions> | undefined): Promise<Opener> {
+  // Options of the SQLite store are for tests of the embedded set alone.
+  if (STORE_SET === 'embedded' || sqlite) return async () => openSqliteStores({ ...sqlite, path: join(dir, 'service.db') });
+  backends ??= testBackends();
+  const b = await backends;
+  const url = await b.freshDatabaseUrl();
+  const prefix = b.freshPrefix();
+  let migrated = false;
+  return async () => {
+    const stores = await openPostgresStores({ url, schema: migrated ? 'check' : 'migrate' });
+    migrated = true;
+    return withRedis(stores, { url: b.redisUrl, prefix });
+  };
+}
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'upstream');
 
@@ -58,6 +93,8 @@ export interface Harness {
   app: FastifyInstance;
   stores: Stores;
   dir: string;
+  /** Stores over the same data, as another process (the operator CLI, another node) opens them. */
+  openAnother(): Promise<Stores>;
   team: Team;
   key: string;
   keyId: string;
@@ -84,13 +121,14 @@ export interface HarnessOptions {
   app?: Partial<AppOptions>;
   /** Wrap the stores, e.g. to make them fail. */
   wrapStores?: (stores: Stores) => Stores;
-  /** Options of the SQLite store, e.g. a bound on its size. */
+  /** Options of the SQLite store, e.g. a bound on its size (the harness then runs on SQLite). */
   sqlite?: Partial<SqliteStoreOptions>;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'api-test-'));
-  const realStores = openSqliteStores({ ...options.sqlite, path: join(dir, 'service.db') });
+  const openAnother = await storeSet(dir, options.sqlite);
+  const realStores = await openAnother();
   const stores = options.wrapStores ? options.wrapStores(realStores) : realStores;
   const clock = { now: Date.now() };
   const harness = { calls: [], script: defaultScript, clock } as unknown as Harness;
@@ -121,6 +159,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     app,
     stores: realStores,
     dir,
+    openAnother,
     ...first,
     newTeam,
     get: (path: string, headers: Record<string, string> = { 'x-api-key': first.key }, extra: Partial<InjectOptions> = {}) =>
