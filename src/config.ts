@@ -43,6 +43,17 @@ export interface Config {
   connections: ConnectionLimits;
   /** Load balancers' addresses or CIDR networks whose X-Forwarded-For is believed. */
   trustProxy: string[];
+  /**
+   * PostgreSQL for accounts, keys, credits, request records and the cache (`DATABASE_URL`);
+   * unset: the embedded SQLite store in DATA_DIR.
+   */
+  databaseUrl: string | undefined;
+  /** Redis for the rate limiters, single-flight, revocation notices and sessions (`REDIS_URL`); unset: in-process. */
+  redisUrl: string | undefined;
+  /** Prefix of every Redis key the service writes (`REDIS_PREFIX`, default `pagescrape:`). */
+  redisPrefix: string;
+  /** `MIGRATE=auto`: apply missing PostgreSQL migrations at start instead of refusing to start. */
+  migrateOnStart: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -168,7 +179,31 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     connections: connectionLimits(env),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    databaseUrl: backendUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: backendUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisPrefix: env.REDIS_PREFIX || 'pagescrape:',
+    migrateOnStart: migrateSetting(env.MIGRATE),
   };
+}
+
+/** A backend's URL, checked for its scheme; never echoed back (it may hold a password). */
+function backendUrl(env: Env, name: string, schemes: string[]): string | undefined {
+  const raw = env[name];
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${name} must be a URL (${schemes.map((s) => `${s}//…`).join(' or ')})`);
+  }
+  if (!schemes.includes(url.protocol)) throw new Error(`${name} must start with ${schemes.map((s) => `${s}//`).join(' or ')}, got ${url.protocol}//…`);
+  return raw;
+}
+
+function migrateSetting(raw: string | undefined): boolean {
+  if (raw === undefined || raw === '' || raw === 'off') return false;
+  if (raw === 'auto') return true;
+  throw new Error(`MIGRATE must be "auto" or "off", got "${raw}"`);
 }
 
 function connectionLimits(env: Env): ConnectionLimits {

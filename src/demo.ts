@@ -35,7 +35,7 @@ async function demo(): Promise<void> {
   for (const [name, origin] of Object.entries(sandbox.env)) env[name] ||= origin;
 
   const config = loadConfig(env);
-  const stores = openStores(config);
+  const stores = await openStores(config);
   const teams = await stores.accounts.listTeams();
   const team = teams.find((candidate) => candidate.name === DEMO_TEAM) ?? (await stores.accounts.createTeam({ name: DEMO_TEAM, credits: DEMO_CREDITS, rateLimit: 100 }));
   const running = await start(config, stores);

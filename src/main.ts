@@ -26,7 +26,8 @@ export interface Running {
 }
 
 /** Starts the API on the configured address; SIGTERM, SIGINT and SIGHUP (or the end of the npm that started it) drain it and stop. */
-export async function start(config: Config, stores: Stores = openStores(config)): Promise<Running> {
+export async function start(config: Config, given?: Stores): Promise<Running> {
+  const stores = given ?? (await openStores(config));
   const client = upstreamClient(config);
   const app = await buildApp({
     stores,

@@ -5,7 +5,7 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../config.ts';
-import { initialiseDatabase, openStores, type Initialised } from '../store/open.ts';
+import { initialiseDatabase, migrateStores, openStores, type Initialised } from '../store/open.ts';
 import { generateKey } from '../server/keys.ts';
 import type { Stores } from '../store/types.ts';
 
@@ -59,7 +59,7 @@ export interface CliOptions {
   initialise?: () => Promise<Initialised>;
 }
 
-export function buildCli(stores: () => Stores, print: (text: string) => void, options: CliOptions = {}): Command {
+export function buildCli(stores: () => Promise<Stores>, print: (text: string) => void, options: CliOptions = {}): Command {
   const initialise = options.initialise ?? (() => initialiseDatabase(loadConfig()));
   const program = new Command('admin').description('Operator commands for teams, keys and credits').option('--json', 'print JSON (errors too, on stderr)');
   program.exitOverride();
@@ -72,7 +72,7 @@ export function buildCli(stores: () => Stores, print: (text: string) => void, op
     print(json ? JSON.stringify(value, null, 2) : table(Array.isArray(value) ? value : [value]));
   };
   const requireTeam = async (id: string) => {
-    const team = await stores().accounts.getTeam(id);
+    const team = await (await stores()).accounts.getTeam(id);
     if (!team) throw new CliError(`No team ${id}.`, 'NOT_FOUND');
     return team;
   };
@@ -86,6 +86,14 @@ export function buildCli(stores: () => Stores, print: (text: string) => void, op
       out({ database: done.database, orphanedWal: done.orphanedWal });
     });
 
+  program
+    .command('migrate')
+    .description('bring the PostgreSQL database (DATABASE_URL) to this release\'s schema; prints the versions applied')
+    .action(async () => {
+      const { applied } = await migrateStores(loadConfig());
+      out({ applied: applied.join(',') || 'none: already up to date' });
+    });
+
   const team = program.command('team').description('create, update and list teams');
   team
     .command('create')
@@ -95,7 +103,7 @@ export function buildCli(stores: () => Stores, print: (text: string) => void, op
     .option('--rate-limit <n>', 'requests per rolling 60 seconds', positiveInteger('--rate-limit'), 100)
     .action(async (options: { name: string; credits: number; rateLimit: number }) => {
       if (options.name.trim() === '') throw new CliError('--name must not be empty.', 'VALIDATION_ERROR');
-      out(teamView(await stores().accounts.createTeam({ name: options.name.trim(), credits: options.credits, rateLimit: options.rateLimit })));
+      out(teamView(await (await stores()).accounts.createTeam({ name: options.name.trim(), credits: options.credits, rateLimit: options.rateLimit })));
     });
   team
     .command('update')
@@ -109,14 +117,14 @@ export function buildCli(stores: () => Stores, print: (text: string) => void, op
       if (options.rateLimit !== undefined) changes.rateLimit = options.rateLimit;
       if (options.name !== undefined) changes.name = options.name;
       if (Object.keys(changes).length === 0) throw new CliError('Nothing to update: give --rate-limit and/or --name.', 'VALIDATION_ERROR');
-      const updated = await stores().accounts.updateTeam(options.team, changes);
+      const updated = await (await stores()).accounts.updateTeam(options.team, changes);
       if (!updated) throw new CliError(`No team ${options.team}.`, 'NOT_FOUND');
       out(teamView(updated));
     });
   team
     .command('list')
     .description('list every team')
-    .action(async () => out((await stores().accounts.listTeams()).map(teamView)));
+    .action(async () => out((await (await stores()).accounts.listTeams()).map(teamView)));
 
   program
     .command('credits')
@@ -127,7 +135,7 @@ export function buildCli(stores: () => Stores, print: (text: string) => void, op
     .requiredOption('--amount <n>', 'credits to add', positiveInteger('--amount'))
     .action(async (options: { team: string; amount: number }) => {
       await requireTeam(options.team);
-      const balance = await stores().ledger.addCredits(options.team, options.amount, null);
+      const balance = await (await stores()).ledger.addCredits(options.team, options.amount, null);
       out({ team: options.team, added: options.amount, balance });
     });
 
@@ -140,7 +148,7 @@ export function buildCli(stores: () => Stores, print: (text: string) => void, op
     .action(async (options: { team: string; name: string }) => {
       await requireTeam(options.team);
       const generated = generateKey();
-      const record = await stores().accounts.createKey({ teamId: options.team, name: options.name, hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
+      const record = await (await stores()).accounts.createKey({ teamId: options.team, name: options.name, hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
       const created = { id: record.id, key: generated.key, name: record.name };
       if (program.opts().json) out({ ...created, warning: KEY_SHOWN_ONCE });
       else print(`${table([created])}\n\n${KEY_SHOWN_ONCE}`);
@@ -151,7 +159,7 @@ export function buildCli(stores: () => Stores, print: (text: string) => void, op
     .requiredOption('--team <id>', 'team id')
     .action(async (options: { team: string }) => {
       await requireTeam(options.team);
-      const keys = await stores().accounts.listKeys(options.team);
+      const keys = await (await stores()).accounts.listKeys(options.team);
       const rows = keys.map((k) => ({ id: k.id, name: k.name, key: `${k.prefix}…${k.last4}`, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt, revokedAt: k.revokedAt }));
       // JSON stays the bare array that scripts read; the note is for people.
       if (program.opts().json) out(rows);
@@ -162,7 +170,7 @@ export function buildCli(stores: () => Stores, print: (text: string) => void, op
     .description('revoke a key; requests with it fail with 401 from the next one on')
     .requiredOption('--id <keyId>', 'key id')
     .action(async (options: { id: string }) => {
-      if (!(await stores().accounts.revokeKey(options.id))) throw new CliError(`No active key ${options.id}.`, 'NOT_FOUND');
+      if (!(await (await stores()).accounts.revokeKey(options.id))) throw new CliError(`No active key ${options.id}.`, 'NOT_FOUND');
       out({ id: options.id, revoked: true });
     });
 
@@ -173,7 +181,7 @@ export function buildCli(stores: () => Stores, print: (text: string) => void, op
     .option('--limit <n>', 'rows', positiveInteger('--limit'), 100)
     .action(async (options: { team: string; limit: number }) => {
       await requireTeam(options.team);
-      const entries = await stores().ledger.entries(options.team, options.limit);
+      const entries = await (await stores()).ledger.entries(options.team, options.limit);
       out(entries.map((entry) => ({ id: entry.id, amount: entry.amount, reason: entry.reason, requestId: entry.requestId, createdAt: entry.createdAt })));
     });
   program
@@ -181,7 +189,7 @@ export function buildCli(stores: () => Stores, print: (text: string) => void, op
     .description("a team's credits charged, refunded and added")
     .requiredOption('--team <id>', 'team id')
     .action(async (options: { team: string }) => {
-      const usage = await stores().ledger.usage(options.team);
+      const usage = await (await stores()).ledger.usage(options.team);
       if (!usage) throw new CliError(`No team ${options.team}.`, 'NOT_FOUND');
       out({ ...usage });
     });
@@ -189,7 +197,7 @@ export function buildCli(stores: () => Stores, print: (text: string) => void, op
 }
 
 export async function runCli(argv: string[], print: (text: string) => void = console.log, fail: (text: string) => void = console.error): Promise<number> {
-  let stores: Stores | null = null;
+  let stores: Promise<Stores> | null = null;
   const open = () => (stores ??= openStores(loadConfig()));
   const json = jsonRequested(argv);
   const report = (message: string, code?: CliErrorCode) => fail(json ? JSON.stringify({ error: code ? { code, message } : { message } }) : `error: ${message}`);
@@ -207,7 +215,8 @@ export async function runCli(argv: string[], print: (text: string) => void = con
     report(error instanceof Error ? error.message : String(error), error instanceof CliError ? error.code : undefined);
     return 1;
   } finally {
-    await (stores as Stores | null)?.close();
+    const opened = await (stores as Promise<Stores> | null)?.catch(() => null);
+    await opened?.close();
   }
 }
 

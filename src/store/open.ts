@@ -1,4 +1,6 @@
-// The stores the configuration names: the embedded default (SQLite in DATA_DIR).
+// The stores the configuration names: the embedded default (SQLite in DATA_DIR), or
+// PostgreSQL (DATABASE_URL) for accounts, credits and the cache, with Redis (REDIS_URL) for
+// what nodes share in memory. Running more than one node needs both.
 //
 // DATA_DIR/service.db holds every team, key, credit and ledger entry, so it is never replaced
 // by a new, empty database without a word. A directory the service has used before (it holds
@@ -11,6 +13,8 @@ import { chmodSync, existsSync, renameSync, rmSync, statSync, writeFileSync } fr
 import { basename, join } from 'node:path';
 import type { Config } from '../config.ts';
 import { describeFsError } from '../fs-errors.ts';
+import { migrateDatabase, openPostgresStores } from './postgres/index.ts';
+import { withRedis } from './redis/index.ts';
 import { openSqliteStores, sqliteFiles } from './sqlite/index.ts';
 import { MissingDatabaseError, type Stores } from './types.ts';
 
@@ -79,8 +83,8 @@ function openDatabase(config: Config, create: boolean): Stores {
   return stores;
 }
 
-/** Opens the configured stores; refuses a used data directory whose database is gone. */
-export function openStores(config: Config): Stores {
+/** Opens the embedded store; refuses a used data directory whose database is gone. */
+function openEmbedded(config: Config): Stores {
   const signs = signsOfUse(config.dataDir);
   try {
     return openDatabase(config, signs.length === 0);
@@ -88,6 +92,28 @@ export function openStores(config: Config): Stores {
     if (error instanceof MissingDatabaseError) throw refusal(error, config.dataDir, signs);
     throw error;
   }
+}
+
+type BackendConfig = Pick<Config, 'dataDir' | 'cacheMaxBytes' | 'databaseUrl' | 'redisUrl' | 'redisPrefix' | 'migrateOnStart'>;
+
+/**
+ * Opens the configured stores. On PostgreSQL, refuses a database whose schema is not this
+ * program's (SchemaMismatchError names the command that fixes it) unless MIGRATE=auto.
+ */
+export async function openStores(config: BackendConfig): Promise<Stores> {
+  const stores = config.databaseUrl
+    ? await openPostgresStores({ url: config.databaseUrl, cacheMaxBytes: config.cacheMaxBytes, schema: config.migrateOnStart ? 'migrate' : 'check' })
+    : openEmbedded(config as Config);
+  if (!config.redisUrl) return stores;
+  return withRedis(stores, { url: config.redisUrl, prefix: config.redisPrefix });
+}
+
+/** `admin migrate`: brings the PostgreSQL database to this program's schema. */
+export async function migrateStores(config: Pick<Config, 'databaseUrl'>): Promise<{ applied: number[] }> {
+  if (!config.databaseUrl) {
+    throw new Error('migrate applies to PostgreSQL: set DATABASE_URL. The embedded SQLite store migrates itself when it opens.');
+  }
+  return { applied: await migrateDatabase({ url: config.databaseUrl }) };
 }
 
 export interface Initialised {

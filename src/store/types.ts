@@ -72,7 +72,7 @@ export interface Usage {
   refunded: number;
   toppedUp: number;
   balance: number;
-  pendingReservations: number;
+  pending: number;
 }
 
 export interface Ledger {

@@ -173,7 +173,7 @@ describe('single-flight: identical live scrapes in flight share one upstream fet
       const b = await h.newTeam(100, 1000);
       const query = variantQuery(endpoint, 'flight');
       const pendingOf = async () =>
-        ((await h.stores.ledger.usage(a.team.id))?.pendingReservations ?? 0) + ((await h.stores.ledger.usage(b.team.id))?.pendingReservations ?? 0);
+        ((await h.stores.ledger.usage(a.team.id))?.pending ?? 0) + ((await h.stores.ledger.usage(b.team.id))?.pending ?? 0);
       h.script = async (e) => {
         // Wait until every caller holds its reservation, then 50 ms more.
         await until(async () => (await pendingOf()) === 20, 3000);
@@ -207,7 +207,7 @@ describe('single-flight: identical live scrapes in flight share one upstream fet
     const endpoint = byId('linkpage-b.page');
     const team = await h.newTeam(100, 1000);
     h.script = async (e) => {
-      await until(async () => (await h.stores.ledger.usage(team.team.id))?.pendingReservations === 10, 3000);
+      await until(async () => (await h.stores.ledger.usage(team.team.id))?.pending === 10, 3000);
       throw new UpstreamOutcome('blocked', e.platform, 'captcha');
     };
     const calls = h.calls.length;

@@ -81,7 +81,7 @@ export async function ledgerState(h: Harness, teamId: string) {
   const balance = await h.balance(teamId);
   const entries = await h.stores.ledger.entries(teamId, 1_000_000);
   const usage = await h.stores.ledger.usage(teamId);
-  return { balance, sum: entries.reduce((total, entry) => total + entry.amount, 0), rows: entries.length, pending: usage?.pendingReservations ?? Number.NaN };
+  return { balance, sum: entries.reduce((total, entry) => total + entry.amount, 0), rows: entries.length, pending: usage?.pending ?? Number.NaN };
 }
 
 /** Asserts that a non-200 left the team's balance as it was, the ledger consistent and nothing pending. */

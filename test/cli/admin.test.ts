@@ -199,7 +199,7 @@ describe('operator CLI: output', () => {
     const table = parseTable(ledgerTable.stdout);
     assert.deepEqual(table.headers, ['id', 'amount', 'reason', 'requestId', 'createdAt']);
     assert.equal(table.rows.length, 2);
-    assert.deepEqual(usage, { teamId: team.id, charged: 0, refunded: 0, toppedUp: 750, balance: 750, pendingReservations: 0 });
+    assert.deepEqual(usage, { teamId: team.id, charged: 0, refunded: 0, toppedUp: 750, balance: 750, pending: 0 });
     const usageRows = parseTable(usageTable.stdout);
     assert.ok(usageRows.headers.includes('balance'));
     assert.ok(usageRows.rows[0]?.includes('750'));
@@ -596,7 +596,7 @@ describe('operator CLI on the database of an app with test extractors (200s)', (
       ledger.reduce((sum, row) => sum + row.amount, 0),
       4,
     );
-    assert.deepEqual(usage, { teamId: team.id, charged: 2, refunded: 0, toppedUp: 6, balance: 4, pendingReservations: 0 });
+    assert.deepEqual(usage, { teamId: team.id, charged: 2, refunded: 0, toppedUp: 6, balance: 4, pending: 0 });
 
     // The app writes key use every keyUseFlushMs; the CLI then lists it.
     const usedAt = new Date(h.clock.now).toISOString();

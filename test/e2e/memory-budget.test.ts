@@ -78,6 +78,6 @@ describe('memory budget for upstream answers', () => {
     assert.equal(served.body.error.code, 'UPSTREAM_UNRECOGNISED');
     // Only the one live 200 was charged.
     assert.equal(await e2e.balance(), balance - 1);
-    assert.equal((await e2e.stores.ledger.usage(e2e.team.id))?.pendingReservations, 0);
+    assert.equal((await e2e.stores.ledger.usage(e2e.team.id))?.pending, 0);
   });
 });

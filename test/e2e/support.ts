@@ -36,7 +36,7 @@ export async function expectError(e2e: E2e, path: string, query: Record<string, 
   assert.equal(response.body.error.code, code);
   assert.equal(response.body.error.requestId, response.headers.get('x-request-id'));
   assert.equal(await e2e.balance(), before, 'an error is never charged');
-  assert.equal((await e2e.stores.ledger.usage(e2e.team.id))?.pendingReservations, 0);
+  assert.equal((await e2e.stores.ledger.usage(e2e.team.id))?.pending, 0);
   return response.body;
 }
 

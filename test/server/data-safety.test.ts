@@ -159,7 +159,7 @@ describe('file modes of a running service', () => {
       PORT: '0',
       ...Object.fromEntries(Object.values(PLATFORM_ORIGINS).map(({ variable }) => [variable, closed])),
     });
-    const stores = openStores(config);
+    const stores = await openStores(config);
     const running = await start(config, stores);
     try {
       const team = await stores.accounts.createTeam({ name: 'modes', credits: 3, rateLimit: 100 });

@@ -306,7 +306,7 @@ describe('crash recovery of abandoned reservations', () => {
         (await refunds(first.stores)).map((entry) => [entry.requestId, entry.amount]),
         [['req_expiredreservation000000', 1]],
       );
-      assert.equal((await first.stores.ledger.usage(team.id))?.pendingReservations, 1, 'the live one stays pending');
+      assert.equal((await first.stores.ledger.usage(team.id))?.pending, 1, 'the live one stays pending');
       assert.match((await first.app.inject({ method: 'GET', url: '/metrics' })).body, /^api_credits_refunded_total\{reason="abandoned"\} 1$/m);
       await first.app.close();
       await first.stores.close();
@@ -325,7 +325,7 @@ describe('crash recovery of abandoned reservations', () => {
       assert.equal(await second.stores.ledger.balance(team.id), 10, 'after its deadline, once');
       assert.deepEqual((await refunds(second.stores)).map((entry) => entry.requestId).sort(), ['req_expiredreservation000000', 'req_livereservation000000000']);
       const usage = await second.stores.ledger.usage(team.id);
-      assert.equal(usage?.pendingReservations, 0);
+      assert.equal(usage?.pending, 0);
       const sum = (await second.stores.ledger.entries(team.id, 100)).reduce((total, entry) => total + entry.amount, 0);
       assert.equal(sum, 10, 'the ledger sums to the balance');
       await second.app.close();
@@ -417,7 +417,7 @@ describe('the real server process (src/main.ts)', () => {
     const reader = openSqliteStores({ path: join(dir, 'service.db') });
     try {
       assert.equal(await reader.ledger.balance(team.id), 5);
-      assert.equal((await reader.ledger.usage(team.id))?.pendingReservations, 0);
+      assert.equal((await reader.ledger.usage(team.id))?.pending, 0);
     } finally {
       await reader.close();
     }

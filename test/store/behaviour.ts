@@ -299,9 +299,9 @@ export function storeBehaviour(name: string, open: OpenStores): void {
           refunded: 2 + 13,
           toppedUp: 10 + 5 + 2,
           balance: 15,
-          pendingReservations: 1, // r3
+          pending: 1, // r3
         });
-        assert.equal((await s.ledger.usage(other.id))?.pendingReservations, 1);
+        assert.equal((await s.ledger.usage(other.id))?.pending, 1);
         const charges = (await s.ledger.entries(team.id, 100)).filter((e) => e.reason === 'charge');
         assert.equal(charges.length, 4);
         assert.equal((await s.ledger.entries(team.id, 2)).length, 2);
@@ -319,7 +319,7 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.equal(results.filter((r) => r.ok).length, 1);
         for (const r of results) assert.equal(r.balance, 0);
         assert.equal(await assertConsistent(s, team.id), 0);
-        assert.equal((await s.ledger.usage(team.id))?.pendingReservations, 1);
+        assert.equal((await s.ledger.usage(team.id))?.pending, 1);
         assert.equal((await s.ledger.entries(team.id, 1000)).filter((e) => e.reason === 'charge').length, 1);
       });
 
@@ -369,7 +369,7 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         const refunds = (await s.ledger.entries(team.id, 100)).filter((e) => e.reason === 'refund');
         assert.equal(refunds.length, 2);
         assert.equal(await assertConsistent(s, team.id), 3);
-        assert.equal((await s.ledger.usage(team.id))?.pendingReservations, 0);
+        assert.equal((await s.ledger.usage(team.id))?.pending, 0);
       });
 
       it('commit keeps the charge', async (s) => {
@@ -385,7 +385,7 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         const usage = await s.ledger.usage(team.id);
         assert.equal(usage?.charged, 1);
         assert.equal(usage?.refunded, 0);
-        assert.equal(usage?.pendingReservations, 0);
+        assert.equal(usage?.pending, 0);
       });
 
       it('refundExpired refunds each expired pending reservation exactly once', async (s) => {
@@ -419,7 +419,7 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.equal(await assertConsistent(s, team.id), 9);
         assert.equal(await assertConsistent(s, other.id), 10);
         const usage = await s.ledger.usage(team.id);
-        assert.equal(usage?.pendingReservations, 0);
+        assert.equal(usage?.pending, 0);
         assert.equal(usage?.charged, 5);
         assert.equal(usage?.refunded, 4);
         assert.deepEqual(await s.ledger.commit(late.reservationId), { charged: false, balance: 9 }, 'a late commit charges nothing and says so');
@@ -439,7 +439,7 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         const usage = await s.ledger.usage(team.id);
         assert.equal(usage?.charged, 10);
         assert.equal(usage?.refunded, swept);
-        assert.equal(usage?.pendingReservations, 0);
+        assert.equal(usage?.pending, 0);
         // Settling again changes nothing and reports the same.
         for (const [index, id] of ids.entries()) {
           const again = await s.ledger.commit(id);

@@ -31,17 +31,17 @@ const modeOf = (file: string): string => (statSync(file).mode & 0o777).toString(
 async function usedDir(): Promise<{ dataDir: string; config: Config; teamId: string }> {
   const dataDir = join(tempDir(), 'data');
   const config = configFor(dataDir);
-  const stores = openStores(config);
+  const stores = await openStores(config);
   const team = await stores.accounts.createTeam({ name: 'acme', credits: 7, rateLimit: 100 });
   await stores.close();
   return { dataDir, config, teamId: team.id };
 }
 
 /** The message openStores refuses with; asserts that it names the file and the command. */
-function refusal(config: Config): string {
+async function refusal(config: Config): Promise<string> {
   let message = '';
-  assert.throws(
-    () => openStores(config),
+  await assert.rejects(
+    openStores(config),
     (error: unknown) => {
       assert.ok(error instanceof Error && error.cause instanceof MissingDatabaseError, String(error));
       message = error.message;
@@ -57,7 +57,7 @@ describe('a database gone from a used data directory', () => {
   test('a directory never used before is initialised, and marked as used', async () => {
     const dataDir = join(tempDir(), 'fresh');
     const config = configFor(dataDir);
-    const stores = openStores(config);
+    const stores = await openStores(config);
     await stores.ping();
     await stores.close();
     assert.ok(existsSync(join(dataDir, 'service.db')));
@@ -66,22 +66,22 @@ describe('a database gone from a used data directory', () => {
     const other = join(tempDir(), 'touched');
     mkdirSync(other);
     writeFileSync(join(other, 'service.db'), '');
-    await openStores(configFor(other)).close();
+    await (await openStores(configFor(other))).close();
   });
 
   test('a deleted service.db is refused, and nothing is created in its place', async () => {
     const { dataDir, config } = await usedDir();
     rmSync(join(dataDir, 'service.db'));
-    assert.match(refusal(config), /^The database .*service\.db is missing, but DATA_DIR .* has been used before \(it holds .*initialised.*\)\.\nRefusing to start with a new, empty database/);
+    assert.match(await refusal(config), /^The database .*service\.db is missing, but DATA_DIR .* has been used before \(it holds .*initialised.*\)\.\nRefusing to start with a new, empty database/);
     assert.equal(existsSync(join(dataDir, 'service.db')), false, 'no empty database was created');
     // So does the next start: the refused one changed nothing.
-    refusal(config);
+    await refusal(config);
   });
 
   test('an emptied (0-byte) service.db is refused and left as it is', async () => {
     const { dataDir, config } = await usedDir();
     truncateSync(join(dataDir, 'service.db'), 0);
-    assert.match(refusal(config), /is empty \(0 bytes\)/);
+    assert.match(await refusal(config), /is empty \(0 bytes\)/);
     assert.equal(statSync(join(dataDir, 'service.db')).size, 0);
   });
 
@@ -93,7 +93,7 @@ describe('a database gone from a used data directory', () => {
     raw.exec('PRAGMA journal_mode = WAL');
     raw.close();
     const before = readFileSync(path);
-    assert.match(refusal(config), /holds none of the service's tables/);
+    assert.match(await refusal(config), /holds none of the service's tables/);
     assert.deepEqual(readFileSync(path), before);
   });
 
@@ -107,7 +107,7 @@ describe('a database gone from a used data directory', () => {
     assert.ok(existsSync(join(dataDir, 'service.db-wal')));
     rmSync(join(dataDir, 'service.db'));
     try {
-      assert.match(refusal(config), /it holds .*service\.db-wal/);
+      assert.match(await refusal(config), /it holds .*service\.db-wal/);
     } finally {
       await stores.close();
     }
@@ -119,7 +119,7 @@ describe('a database gone from a used data directory', () => {
     const old = openSqliteStores({ path: join(dataDir, 'service.db') });
     const team = await old.accounts.createTeam({ name: 'acme', credits: 7, rateLimit: 100 });
     await old.close();
-    const stores = openStores(config);
+    const stores = await openStores(config);
     assert.equal(await stores.ledger.balance(team.id), 7);
     await stores.close();
     assert.ok(existsSync(join(dataDir, 'initialised')));
@@ -128,7 +128,7 @@ describe('a database gone from a used data directory', () => {
   test('initialiseDatabase starts over on purpose, keeps a lost -wal aside, and never replaces a database', async () => {
     const { dataDir, config, teamId } = await usedDir();
     await assert.rejects(initialiseDatabase(config), /already holds a database; init never replaces one/);
-    const kept = openStores(config);
+    const kept = await openStores(config);
     assert.equal(await kept.ledger.balance(teamId), 7, 'the refused init changed nothing');
     assert.equal(await kept.ledger.addCredits(teamId, 1), 8);
 
@@ -140,7 +140,7 @@ describe('a database gone from a used data directory', () => {
     assert.ok(done.orphanedWal?.startsWith(join(dataDir, 'service.db-wal.orphaned-')), String(done.orphanedWal));
     assert.ok(existsSync(done.orphanedWal ?? ''));
 
-    const fresh = openStores(config);
+    const fresh = await openStores(config);
     try {
       assert.deepEqual(await fresh.accounts.listTeams(), [], 'a new, empty database');
       assert.equal(await fresh.ledger.balance(teamId), null);
@@ -150,7 +150,7 @@ describe('a database gone from a used data directory', () => {
     // An emptied database is initialised in place.
     truncateSync(join(dataDir, 'service.db'), 0);
     assert.deepEqual(await initialiseDatabase(config), { database: join(dataDir, 'service.db'), orphanedWal: null });
-    await openStores(config).close();
+    await (await openStores(config)).close();
   });
 });
 
@@ -158,7 +158,7 @@ describe('file modes', () => {
   test('every file in the data directory is 0600 after a start and some writes', async () => {
     const dataDir = join(tempDir(), 'data');
     const config = configFor(dataDir);
-    const stores = openStores(config);
+    const stores = await openStores(config);
     try {
       const team = await stores.accounts.createTeam({ name: 'acme', credits: 7, rateLimit: 100 });
       const r = await stores.ledger.reserve(team.id, 1, 'req_modes', Date.now() + 60_000);
@@ -185,7 +185,7 @@ describe('file modes', () => {
     await openSqliteStores({ path: join(dataDir, 'service.db') }).close();
     writeFileSync(join(dataDir, 'demo-key'), 'ps_live_x\n');
     for (const file of readdirSync(dataDir)) chmodSync(join(dataDir, file), 0o644);
-    const stores = openStores(config);
+    const stores = await openStores(config);
     try {
       await stores.accounts.createTeam({ name: 'acme', credits: 7, rateLimit: 100 });
       for (const file of readdirSync(dataDir)) assert.equal(modeOf(join(dataDir, file)), '600', file);
@@ -201,7 +201,7 @@ describe('an unusable DATA_DIR says why', () => {
     const script = `
       const { loadConfig } = await import(${JSON.stringify(join(ROOT, 'src/config.ts'))});
       const { openStores } = await import(${JSON.stringify(join(ROOT, 'src/store/open.ts'))});
-      try { await openStores(loadConfig(process.env)).close(); console.log('opened'); }
+      try { await (await openStores(loadConfig(process.env))).close(); console.log('opened'); }
       catch (error) { console.log(error.message); }`;
     const result = spawnSync(process.execPath, ['--disable-warning=ExperimentalWarning', '--input-type=module', '-e', script], {
       env: { PATH: process.env.PATH ?? '', ...env },

@@ -110,7 +110,7 @@ describe('sqlite specifics', () => {
     assert.equal(found?.key.id, key.id);
     assert.equal(found?.key.lastUsedAt, '2030-01-01T00:00:00.000Z');
     assert.deepEqual(await b.cache.get('cache-key'), cachedEntry('{"a":1}', 1234));
-    assert.equal((await b.ledger.usage(team.id))?.pendingReservations, 1);
+    assert.equal((await b.ledger.usage(team.id))?.pending, 1);
     assert.deepEqual(await b.ledger.refund(r.reservationId), { refunded: true, balance: 5 });
     assert.equal(await ledgerSum(b, team.id), 5);
     await b.close();
@@ -259,7 +259,7 @@ describe('sqlite specifics', () => {
     assert.equal(refundedRequests.size, 40);
     assert.equal(await s.ledger.balance(team.id), 40);
     assert.equal(await ledgerSum(s, team.id), 40);
-    assert.equal((await s.ledger.usage(team.id))?.pendingReservations, 0);
+    assert.equal((await s.ledger.usage(team.id))?.pending, 0);
     assert.equal(await s.ledger.refundExpired(afterDeadline), 0);
     await s.close();
   });

@@ -131,7 +131,7 @@ export function ledger(query: Query): Ledger {
         refunded: row.refunded as number,
         toppedUp: row.topped_up as number,
         balance: row.credits as number,
-        pendingReservations: row.pending as number,
+        pending: row.pending as number,
       };
     },
   };

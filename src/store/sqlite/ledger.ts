@@ -140,7 +140,7 @@ export function ledger(c: Connection): Ledger {
             refunded: u.refunded as number,
             toppedUp: u.topped_up as number,
             balance,
-            pendingReservations: pending.n as number,
+            pending: pending.n as number,
           };
         } finally {
           c.db.exec('COMMIT');

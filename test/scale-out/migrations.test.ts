@@ -1,0 +1,108 @@
+// Schema migrations of the PostgreSQL store: `admin migrate`, MIGRATE=auto, and the refusal to
+// start on a database behind or ahead of this program.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { loadConfig } from '../../src/config.ts';
+import { migrateDatabase, SCHEMA_VERSION, SchemaMismatchError } from '../../src/store/postgres/index.ts';
+import { openStores } from '../../src/store/open.ts';
+import { testBackends, type TestBackends } from '../support/backends.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+let backends: TestBackends;
+const dataDir = mkdtempSync(join(tmpdir(), 'migrations-'));
+before(async () => {
+  backends = await testBackends();
+});
+after(async () => {
+  await backends.drop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const configFor = (url: string, extra: Record<string, string> = {}) => loadConfig({ DATA_DIR: dataDir, DATABASE_URL: url, ...extra });
+
+const admin = (url: string, ...args: string[]) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      ['--disable-warning=ExperimentalWarning', 'src/cli/main.ts', ...args],
+      { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: url }, timeout: 20_000 },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
+    );
+  });
+
+async function sql(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('PostgreSQL schema migrations', () => {
+  test('a never-migrated database is refused with the command that fixes it; admin migrate applies every migration once', async () => {
+    const url = await backends.freshDatabaseUrl();
+    await assert.rejects(openStores(configFor(url)), (error: unknown) => {
+      assert.ok(error instanceof SchemaMismatchError, String(error));
+      assert.equal(error.found, 0);
+      assert.match(error.message, /schema version 0; this program needs version \d+\. Run: npm run -s admin -- migrate \(or start with MIGRATE=auto\)/);
+      return true;
+    });
+
+    const first = await admin(url, 'migrate', '--json');
+    assert.equal(first.code, 0, first.stderr);
+    assert.deepEqual(JSON.parse(first.stdout), { applied: Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1).join(',') });
+    const again = await admin(url, 'migrate', '--json');
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual(JSON.parse(again.stdout), { applied: 'none: already up to date' });
+
+    const stores = await openStores(configFor(url));
+    try {
+      const team = await stores.accounts.createTeam({ name: 'migrated', credits: 3, rateLimit: 10 });
+      assert.equal(await stores.ledger.balance(team.id), 3);
+    } finally {
+      await stores.close();
+    }
+  });
+
+  test('a database ahead of this program is refused, by the server and by migrate', async () => {
+    const url = await backends.freshDatabaseUrl();
+    await migrateDatabase({ url });
+    await sql(url, `INSERT INTO schema_migrations (version, name) VALUES (${SCHEMA_VERSION + 1}, 'from a newer release')`);
+    await assert.rejects(openStores(configFor(url)), /newer than this program's/);
+    await assert.rejects(openStores(configFor(url, { MIGRATE: 'auto' })), /newer than this program's/);
+    const refused = await admin(url, 'migrate');
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /^error: The PostgreSQL database is at schema version \d+, newer than this program's/);
+  });
+
+  test('MIGRATE=auto migrates at start; nodes starting together migrate once', async () => {
+    const url = await backends.freshDatabaseUrl();
+    const nodes = await Promise.all(Array.from({ length: 4 }, () => openStores(configFor(url, { MIGRATE: 'auto' }))));
+    try {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const { rows } = await client.query('SELECT version FROM schema_migrations ORDER BY version');
+      await client.end();
+      assert.deepEqual(
+        rows.map((r: { version: number }) => r.version),
+        Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1),
+      );
+    } finally {
+      await Promise.all(nodes.map((node) => node.close()));
+    }
+  });
+
+  test('MIGRATE accepts auto or off, and the backends their own URL schemes', () => {
+    assert.throws(() => loadConfig({ DATA_DIR: dataDir, MIGRATE: 'yes' }), /MIGRATE must be "auto" or "off"/);
+    assert.throws(() => loadConfig({ DATA_DIR: dataDir, DATABASE_URL: 'mysql://x@h/db' }), /DATABASE_URL must start with postgres:\/\/ or postgresql:\/\//);
+    assert.throws(() => loadConfig({ DATA_DIR: dataDir, REDIS_URL: 'not a url' }), /REDIS_URL must be a URL/);
+    assert.throws(() => loadConfig({ DATA_DIR: dataDir, DATABASE_URL: 'postgres://u:secret@h/db', REDIS_URL: 'http://u:secret@h' }), (error: Error) => !error.message.includes('secret'));
+  });
+});
