@@ -5,13 +5,13 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { EndpointDeclaration, ExtractResult, Extractor, TargetParams, UpstreamPosition } from '../endpoints/types.ts';
-import type { Stores } from '../store/types.ts';
+import type { Flights, Stores } from '../store/types.ts';
 import { isUpstreamOutcome, UpstreamOutcome } from '../upstream/outcomes.ts';
 import type { Upstream } from '../upstream/types.ts';
 import type { Caller } from './plugins/auth.ts';
 import type { Outcome } from './plugins/metrics.ts';
 import { canonicalJson, CURSOR_LIFETIME_MS, type CursorSealer } from './cursors.ts';
-import { ApiError, JSON_TYPE } from './errors.ts';
+import { ApiError, JSON_TYPE, type ErrorCode } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { QueryValidator, queryAjv, type ParsedQuery } from './query.ts';
 
@@ -151,7 +151,7 @@ export class ScrapeService {
 
     let scraped: Scraped;
     try {
-      scraped = await this.#shared(cacheKey, () =>
+      scraped = await this.#shared(cacheKey, deadline, () =>
         this.#scrape({ runtime, target, targetKey, cacheKey, position: cursor?.position ?? null, deadline, log: request.log }),
       );
     } catch (error) {
@@ -193,14 +193,15 @@ export class ScrapeService {
     if ((await this.#stores.ledger.refund(reservationId)).refunded) this.#metrics.creditsRefunded.inc({ reason });
   }
 
-  /** Identical scrapes in flight share one upstream fetch. */
-  #shared(key: string, run: () => Promise<Scraped>): Promise<Scraped> {
+  /** Identical scrapes in flight share one upstream fetch: on this node, and through `flights` across nodes. */
+  #shared(key: string, deadline: number, run: () => Promise<Scraped>): Promise<Scraped> {
     const existing = this.#inFlight.get(key);
     if (existing) {
       this.#metrics.singleFlightShared.inc({ endpoint: key.slice(0, key.indexOf('|')) });
       return existing;
     }
-    const promise = run().finally(() => this.#inFlight.delete(key));
+    const flights = this.#stores.flights;
+    const promise = (flights ? acrossNodes(flights, key, deadline, run) : run()).finally(() => this.#inFlight.delete(key));
     this.#inFlight.set(key, promise);
     return promise;
   }
@@ -263,6 +264,32 @@ export class ScrapeService {
     await this.#stores.cache.set(cacheKey, targetKey, { value: json, storedAt: scrapedAt });
     return { json, scrapedAt };
   }
+}
+
+/** A scrape's outcome as it travels to the nodes waiting for it. */
+type FlightOutcome = { ok: true; json: string; scrapedAt: number } | { ok: false; code: ErrorCode; message: string; headers: Record<string, string> };
+
+/**
+ * Runs `run` as the one scrape of `key` in the cluster, or takes the outcome of the node that
+ * runs it. This node's own failure is rethrown as it was; another's is rebuilt from its code.
+ */
+async function acrossNodes(flights: Flights, key: string, deadline: number, run: () => Promise<Scraped>): Promise<Scraped> {
+  let failure: { error: unknown } | null = null;
+  const serialised = await flights.join(key, deadline, async () => {
+    let outcome: FlightOutcome;
+    try {
+      outcome = { ok: true, ...(await run()) };
+    } catch (error) {
+      failure = { error };
+      const shared = error instanceof ApiError ? error : new ApiError('INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with this request id.');
+      outcome = { ok: false, code: shared.code, message: shared.message, headers: shared.headers };
+    }
+    return JSON.stringify(outcome);
+  });
+  if (failure) throw (failure as { error: unknown }).error;
+  const outcome = JSON.parse(serialised) as FlightOutcome;
+  if (!outcome.ok) throw new ApiError(outcome.code, outcome.message, { headers: outcome.headers });
+  return { json: outcome.json, scrapedAt: outcome.scrapedAt };
 }
 
 /** Puts the extractor's data in the schema's field order, with `paging` and `fetchedAt`. */

@@ -144,11 +144,22 @@ export interface RateLimiter {
   hit(key: string, limit: number, windowMs: number, now?: number): Promise<RateDecision>;
 }
 
+/**
+ * Single-flight across nodes. `join` runs `run` when no identical scrape (same `key`) is in
+ * flight on any node, and otherwise waits for that scrape's outcome, as `run` would have
+ * returned it. `run` resolves with the outcome, serialised, and does not reject.
+ */
+export interface Flights {
+  join(key: string, deadline: number, run: () => Promise<string>): Promise<string>;
+}
+
 export interface Stores {
   accounts: AccountStore;
   ledger: Ledger;
   cache: CacheStore;
   limiter: RateLimiter;
+  /** Shares identical scrapes across nodes; absent on a single node (they are shared in-process). */
+  flights?: Flights;
   /** Cheap reachability check (a read). */
   ping(): Promise<void>;
   /**

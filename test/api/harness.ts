@@ -24,28 +24,28 @@ import { testBackends, type TestBackends } from '../support/backends.ts';
 export const STORE_SET = process.env.TEST_STORES === 'scale-out' ? 'scale-out' : 'embedded';
 
 let backends: Promise<TestBackends> | undefined;
-if (STORE_SET === 'scale-out') {
-  after(async () => {
-    if (backends) await (await backends).drop();
-  });
-}
+after(async () => {
+  if (backends) await (await backends).drop();
+});
 
-/** Opens stores over the same data as `location` (a second process would, e.g. the CLI). */
-type Opener = () => Promise<Stores>;
+/** Opens stores over the same data (as a second process would, e.g. the CLI); `redisPrefix` on the scale-out set. */
+type Opener = (() => Promise<Stores>) & { redisPrefix?: string };
 
-async function storeSet(dir: string, sqlite: Partial<SqliteStoreOptions> | undefined): Promise<Opener> {
+async function storeSet(dir: string, set: 'embedded' | 'scale-out', sqlite: Partial<SqliteStoreOptions> | undefined): Promise<Opener> {
   // Options of the SQLite store are for tests of the embedded set alone.
-  if (STORE_SET === 'embedded' || sqlite) return async () => openSqliteStores({ ...sqlite, path: join(dir, 'service.db') });
+  if (set === 'embedded' || sqlite) return async () => openSqliteStores({ ...sqlite, path: join(dir, 'service.db') });
   backends ??= testBackends();
   const b = await backends;
   const url = await b.freshDatabaseUrl();
   const prefix = b.freshPrefix();
   let migrated = false;
-  return async () => {
+  const open: Opener = async () => {
     const stores = await openPostgresStores({ url, schema: migrated ? 'check' : 'migrate' });
     migrated = true;
     return withRedis(stores, { url: b.redisUrl, prefix });
   };
+  open.redisPrefix = prefix;
+  return open;
 }
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'upstream');
@@ -94,7 +94,7 @@ export interface Harness {
   stores: Stores;
   dir: string;
   /** Stores over the same data, as another process (the operator CLI, another node) opens them. */
-  openAnother(): Promise<Stores>;
+  openAnother: (() => Promise<Stores>) & { redisPrefix?: string };
   team: Team;
   key: string;
   keyId: string;
@@ -123,11 +123,15 @@ export interface HarnessOptions {
   wrapStores?: (stores: Stores) => Stores;
   /** Options of the SQLite store, e.g. a bound on its size (the harness then runs on SQLite). */
   sqlite?: Partial<SqliteStoreOptions>;
+  /** Another node: this harness opens the stores of `node` (its own app, extractors and clock). */
+  nodeOf?: Harness;
+  /** The store set, when not the one TEST_STORES names. */
+  set?: 'embedded' | 'scale-out';
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'api-test-'));
-  const openAnother = await storeSet(dir, options.sqlite);
+  const openAnother = options.nodeOf ? options.nodeOf.openAnother : await storeSet(dir, options.set ?? STORE_SET, options.sqlite);
   const realStores = await openAnother();
   const stores = options.wrapStores ? options.wrapStores(realStores) : realStores;
   const clock = { now: Date.now() };
@@ -154,7 +158,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     const record = await realStores.accounts.createKey({ teamId: team.id, name: 'test', hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
     return { team, key: generated.key, keyId: record.id };
   };
-  const first = await newTeam(options.credits ?? 100, options.rateLimit ?? 1000);
+  const first = options.nodeOf
+    ? { team: options.nodeOf.team, key: options.nodeOf.key, keyId: options.nodeOf.keyId }
+    : await newTeam(options.credits ?? 100, options.rateLimit ?? 1000);
   Object.assign(harness, {
     app,
     stores: realStores,

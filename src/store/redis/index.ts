@@ -1,7 +1,9 @@
 // What Redis holds for a cluster: the rate limiters (per team and per address for failed
-// authentication). `withRedis` puts them in front of the database's stores.
+// authentication) and the flights of identical scrapes. `withRedis` puts them in front of the
+// database's stores.
 import type { Stores } from '../types.ts';
 import { connected, createRedis, type RedisOptions } from './client.ts';
+import { RedisFlights } from './flights.ts';
 import { RedisRateLimiter } from './limiter.ts';
 
 export const DEFAULT_PREFIX = 'pagescrape:';
@@ -11,9 +13,11 @@ export async function withRedis(stores: Stores, options: RedisOptions): Promise<
   const redis = createRedis(options);
   // A Redis that is down at start is not fatal: requests get 503 until it is back.
   await connected(redis, options.timeoutMs ?? 2_000);
+  const flights = new RedisFlights(redis, prefix);
   return {
     ...stores,
     limiter: new RedisRateLimiter(redis, prefix),
+    flights,
     async backends() {
       let redisState: 'up' | 'down' = 'down';
       try {
@@ -24,6 +28,7 @@ export async function withRedis(stores: Stores, options: RedisOptions): Promise<
       return { ...(await stores.backends()), redis: redisState };
     },
     async close() {
+      flights.close();
       redis.disconnect();
       await stores.close();
     },
