@@ -127,11 +127,13 @@ export interface HarnessOptions {
   nodeOf?: Harness;
   /** The store set, when not the one TEST_STORES names. */
   set?: 'embedded' | 'scale-out';
+  /** Opens the stores instead (e.g. on backends a test starts and stops itself). */
+  open?: () => Promise<Stores>;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'api-test-'));
-  const openAnother = options.nodeOf ? options.nodeOf.openAnother : await storeSet(dir, options.set ?? STORE_SET, options.sqlite);
+  const openAnother = options.open ?? (options.nodeOf ? options.nodeOf.openAnother : await storeSet(dir, options.set ?? STORE_SET, options.sqlite));
   const realStores = await openAnother();
   const stores = options.wrapStores ? options.wrapStores(realStores) : realStores;
   const clock = { now: Date.now() };

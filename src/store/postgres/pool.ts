@@ -1,6 +1,7 @@
 // The connection pool to PostgreSQL, and the driver errors that mean "the database cannot be
 // used right now" (answered 503), as opposed to a mistake in the SQL or the data.
 import pg from 'pg';
+import { Availability } from '../availability.ts';
 import { StoreUnavailableError } from '../types.ts';
 
 export interface PostgresOptions {
@@ -9,7 +10,7 @@ export interface PostgresOptions {
   /** Connections per node; default 10. */
   maxConnections?: number;
   /**
-   * Bound on waiting for a connection and on every statement; default 2 s. A database that
+   * Bound on waiting for a connection and on every statement; default 1 s. A database that
    * cannot answer within it is unavailable: the request gets a 503 instead of a hang.
    */
   timeoutMs?: number;
@@ -23,7 +24,7 @@ const types = {
 };
 
 export function createPool(options: PostgresOptions): pg.Pool {
-  const timeoutMs = options.timeoutMs ?? 2_000;
+  const timeoutMs = options.timeoutMs ?? 1_000;
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.maxConnections ?? 10,
@@ -74,38 +75,42 @@ export function database(pool: pg.Pool, isClosed: () => boolean): Db {
   const open = () => {
     if (isClosed()) throw new StoreUnavailableError('PostgreSQL store is closed');
   };
+  const availability = new Availability('PostgreSQL');
   return {
-    async query(text, values) {
-      open();
-      try {
-        return await pool.query(text, values);
-      } catch (err) {
-        throw toStoreError(err);
-      }
-    },
-    async transaction(fn) {
-      open();
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (err) {
-        throw toStoreError(err);
-      }
-      let broken: Error | undefined;
-      try {
-        await client.query('BEGIN');
-        const result = await fn(client);
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-          // The connection is unusable: the pool must not hand it out again.
-          broken = rollbackError as Error;
-        });
-        throw toStoreError(err);
-      } finally {
-        client.release(broken);
-      }
-    },
+    query: (text, values) =>
+      availability.run(async () => {
+        open();
+        try {
+          return await pool.query(text, values);
+        } catch (err) {
+          throw toStoreError(err);
+        }
+      }),
+    transaction: (fn) => availability.run(() => runTransaction(pool, open, fn)),
   };
+}
+
+async function runTransaction<T>(pool: pg.Pool, open: () => void, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  open();
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    throw toStoreError(err);
+  }
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+      // The connection is unusable: the pool must not hand it out again.
+      broken = rollbackError as Error;
+    });
+    throw toStoreError(err);
+  } finally {
+    client.release(broken);
+  }
 }

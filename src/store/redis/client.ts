@@ -2,6 +2,7 @@
 // while disconnected (the request gets a 503 at once instead of waiting for a reconnect), a
 // command that gets no answer times out, and the client reconnects by itself forever.
 import { Redis } from 'ioredis';
+import { Availability } from '../availability.ts';
 import { StoreUnavailableError } from '../types.ts';
 
 export interface RedisOptions {
@@ -9,12 +10,18 @@ export interface RedisOptions {
   url: string;
   /** Every key this service writes starts with it; default `pagescrape:`. */
   prefix?: string;
-  /** Bound on a command's answer and on connecting; default 2 s. */
+  /** Bound on a command's answer and on connecting; default 1 s. */
   timeoutMs?: number;
 }
 
-export function createRedis(options: RedisOptions): Redis {
-  const timeoutMs = options.timeoutMs ?? 2_000;
+/** A Redis client, and `call`, which runs a command of it with unavailability turned into StoreUnavailableError. */
+export interface RedisConnection {
+  redis: Redis;
+  call<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+export function createRedis(options: RedisOptions): RedisConnection {
+  const timeoutMs = options.timeoutMs ?? 1_000;
   const redis = new Redis(options.url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -27,7 +34,19 @@ export function createRedis(options: RedisOptions): Redis {
   // Connection errors are reported by the commands that fail; without a listener they would be
   // logged by the library on every reconnection attempt.
   redis.on('error', () => {});
-  return redis;
+  // Fails fast for a second after a command found Redis unavailable (see availability.ts).
+  const availability = new Availability('Redis');
+  return {
+    redis,
+    call: (fn) =>
+      availability.run(async () => {
+        try {
+          return await fn();
+        } catch (err) {
+          throw toStoreError(err);
+        }
+      }),
+  };
 }
 
 /** Resolves once connected, or after `timeoutMs` anyway (commands then fail with 503 until it is). */
@@ -52,10 +71,3 @@ export function toStoreError(err: unknown): unknown {
   return new StoreUnavailableError(`Redis unavailable: ${err.message}`, { cause: err });
 }
 
-export async function call<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw toStoreError(err);
-  }
-}

@@ -11,7 +11,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Flights } from '../types.ts';
-import { call } from './client.ts';
+import type { RedisConnection } from './client.ts';
 
 const LOCK_MS = 3_000;
 const RENEW_MS = 1_000;
@@ -37,12 +37,14 @@ interface FlightCommands extends Redis {
 
 export class RedisFlights implements Flights {
   readonly #redis: FlightCommands;
+  readonly #call: RedisConnection['call'];
   readonly #subscriber: Redis;
   readonly #prefix: string;
   /** Channel -> the listeners of this node's waiters on it. */
   readonly #waiters = new Map<string, Set<(outcome: string) => void>>();
 
-  constructor(redis: Redis, prefix: string) {
+  constructor({ redis, call }: RedisConnection, prefix: string) {
+    this.#call = call;
     redis.defineCommand('flightFinish', { numberOfKeys: 3, lua: FINISH });
     redis.defineCommand('flightRenew', { numberOfKeys: 1, lua: RENEW });
     this.#redis = redis as FlightCommands;
@@ -64,10 +66,10 @@ export class RedisFlights implements Flights {
     const channel = `${this.#prefix}${id}:done`;
     const token = randomBytes(12).toString('base64url');
     for (;;) {
-      if ((await call(() => this.#redis.set(lock, token, 'PX', LOCK_MS, 'NX'))) === 'OK') {
+      if ((await this.#call(() => this.#redis.set(lock, token, 'PX', LOCK_MS, 'NX'))) === 'OK') {
         return this.#hold(lock, resultOf(token), channel, token, run);
       }
-      const holder = await call(() => this.#redis.get(lock));
+      const holder = await this.#call(() => this.#redis.get(lock));
       if (holder === null) continue; // released meanwhile: try to take it
       const outcome = await this.#wait(lock, holder, resultOf(holder), channel, deadline);
       if (outcome !== null) return outcome;
@@ -107,11 +109,11 @@ export class RedisFlights implements Flights {
     if (!waiters) {
       waiters = new Set();
       this.#waiters.set(channel, waiters);
-      await call(() => this.#subscriber.subscribe(channel));
+      await this.#call(() => this.#subscriber.subscribe(channel));
     }
     waiters.add(listener);
     const stored = async () => {
-      const message = await call(() => this.#redis.get(result));
+      const message = await this.#call(() => this.#redis.get(result));
       return message === null ? null : message.slice(message.indexOf('\n') + 1);
     };
     try {
@@ -119,7 +121,7 @@ export class RedisFlights implements Flights {
         const outcome = await stored();
         if (outcome !== null) return outcome;
         // The holder finished (its outcome may have been written between the two reads) or lapsed.
-        if ((await call(() => this.#redis.get(lock))) !== holder) return await stored();
+        if ((await this.#call(() => this.#redis.get(lock))) !== holder) return await stored();
         const left = deadline - Date.now();
         if (left <= 0) return null;
         let timer: NodeJS.Timeout | undefined;

@@ -10,13 +10,14 @@ export const DEFAULT_PREFIX = 'pagescrape:';
 
 export async function withRedis(stores: Stores, options: RedisOptions): Promise<Stores> {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
-  const redis = createRedis(options);
+  const connection = createRedis(options);
+  const { redis } = connection;
   // A Redis that is down at start is not fatal: requests get 503 until it is back.
   await connected(redis, options.timeoutMs ?? 2_000);
-  const flights = new RedisFlights(redis, prefix);
+  const flights = new RedisFlights(connection, prefix);
   return {
     ...stores,
-    limiter: new RedisRateLimiter(redis, prefix),
+    limiter: new RedisRateLimiter(connection, prefix),
     flights,
     async backends() {
       let redisState: 'up' | 'down' = 'down';

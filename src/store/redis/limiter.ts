@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { checkArgs } from '../memory-limiter.ts';
 import type { RateDecision, RateLimiter } from '../types.ts';
-import { call } from './client.ts';
+import type { RedisConnection } from './client.ts';
 
 const HIT = `
 local key = KEYS[1]
@@ -41,22 +41,24 @@ interface WithHit extends Redis {
 
 export class RedisRateLimiter implements RateLimiter {
   readonly #redis: WithHit;
+  readonly #call: RedisConnection['call'];
   readonly #prefix: string;
   /** Distinguishes this node's entries from others' admitted in the same millisecond. */
   readonly #node = randomBytes(6).toString('base64url');
   #seq = 0;
 
-  constructor(redis: Redis, prefix: string) {
+  constructor({ redis, call }: RedisConnection, prefix: string) {
     // EVALSHA, falling back to EVAL when Redis lost its scripts (a restart).
     redis.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: HIT });
     this.#redis = redis as WithHit;
+    this.#call = call;
     this.#prefix = `${prefix}rate:`;
   }
 
   async hit(key: string, limit: number, windowMs: number, now: number = Date.now()): Promise<RateDecision> {
     checkArgs(limit, windowMs, now);
     const member = `${now}:${this.#node}:${(this.#seq = (this.#seq + 1) % Number.MAX_SAFE_INTEGER)}`;
-    const [allowed, used, oldest] = await call(() => this.#redis.rateLimitHit(this.#prefix + key, limit, windowMs, now, member));
+    const [allowed, used, oldest] = await this.#call(() => this.#redis.rateLimitHit(this.#prefix + key, limit, windowMs, now, member));
     const remaining = Math.max(0, limit - used);
     const resetSeconds = remaining === 0 ? Math.max(1, Math.ceil((Number(oldest) + windowMs - now) / 1000)) : 0;
     return { allowed: allowed === 1, limit, remaining, resetSeconds };

@@ -1,0 +1,117 @@
+// Backend outages on the scale-out set: while PostgreSQL or Redis is unreachable, requests that
+// need it are answered 503 with Retry-After within 2 seconds (never a hang, never a 500),
+// /readyz names the backend that is down, and the service recovers by itself when it returns,
+// with nothing charged twice.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { openPostgresStores } from '../../src/store/postgres/index.ts';
+import { withRedis } from '../../src/store/redis/index.ts';
+import { byId, startHarness, type Harness } from '../api/harness.ts';
+import { expectError, expectNotReady, ledgerState, success, urlOf, variantQuery, type Response } from '../api/support.ts';
+import { testBackends, type TestBackends } from '../support/backends.ts';
+import { CuttableProxy, OwnRedis } from '../support/outages.ts';
+
+let backends: TestBackends;
+let redis: OwnRedis;
+let proxy: CuttableProxy;
+let h: Harness;
+before(async () => {
+  backends = await testBackends();
+  redis = await OwnRedis.start();
+  const direct = new URL(await backends.freshDatabaseUrl());
+  proxy = await new CuttableProxy({ host: direct.hostname, port: Number(direct.port || 5432) }).start();
+  const viaProxy = new URL(direct.href);
+  viaProxy.port = String(proxy.port);
+  let migrated = false;
+  h = await startHarness({
+    credits: 1000,
+    open: async () => {
+      const stores = await openPostgresStores({ url: viaProxy.href, schema: migrated ? 'check' : 'migrate' });
+      migrated = true;
+      return withRedis(stores, { url: redis.url, prefix: backends.freshPrefix() });
+    },
+  });
+});
+after(async () => {
+  await h?.close();
+  await proxy?.close();
+  await redis?.stop();
+  await backends?.drop();
+});
+
+const endpoint = byId('linkpage-a.profile');
+let variant = 0;
+/** A live scrape of a new target each time, timed. */
+async function liveScrape(): Promise<{ response: Response; ms: number }> {
+  const started = performance.now();
+  const response = await h.get(urlOf(endpoint, {}, variantQuery(endpoint, `outage-${++variant}`)));
+  return { response, ms: performance.now() - started };
+}
+
+async function expectUnavailableFast(what: string): Promise<void> {
+  for (let i = 0; i < 5; i++) {
+    const { response, ms } = await liveScrape();
+    expectError(response, 503, 'SERVICE_UNAVAILABLE', { authed: null });
+    assert.match(String(response.headers['retry-after']), /^[1-9]\d*$/);
+    assert.ok(ms < 2_000, `${what}: answered in ${Math.round(ms)} ms`);
+  }
+}
+
+/** Polls until a live scrape succeeds again; returns how long it took. */
+async function recovered(): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const { response } = await liveScrape();
+    if (response.statusCode === 200) return Date.now() - started;
+    assert.equal(response.statusCode, 503, response.body);
+    assert.ok(Date.now() - started < 15_000, 'recovered within 15 s');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function assertLedgerMatchesAnswers(): Promise<void> {
+  const state = await ledgerState(h, h.team.id);
+  assert.equal(state.balance, state.sum, 'the ledger sums to the balance');
+  assert.equal(state.pending, 0);
+  const charges = (await h.stores.ledger.entries(h.team.id, 100_000)).filter((entry) => entry.reason === 'charge').length;
+  const refunds = (await h.stores.ledger.entries(h.team.id, 100_000)).filter((entry) => entry.reason === 'refund').length;
+  assert.equal(charges - refunds, answered200, 'one kept charge per 200 answered');
+}
+
+let answered200 = 0;
+
+describe('backend outages on PostgreSQL + Redis', () => {
+  test('Redis stopped: 503 within 2 s, /readyz names it; restarted empty: service resumes by itself', async () => {
+    success((await liveScrape()).response);
+    answered200++;
+    await redis.stop();
+    await expectUnavailableFast('Redis down');
+    expectNotReady(await h.app.inject({ method: 'GET', url: '/readyz' }), { postgres: 'up', redis: 'down' });
+    await redis.restart();
+    await recovered();
+    answered200++;
+    const ready = await h.app.inject({ method: 'GET', url: '/readyz' });
+    assert.deepEqual(ready.json(), { status: 'ready', backends: { postgres: 'up', redis: 'up' } });
+    await assertLedgerMatchesAnswers();
+  });
+
+  test('PostgreSQL refusing connections: 503 within 2 s; back: service resumes by itself', async () => {
+    await proxy.set('refuse');
+    await expectUnavailableFast('PostgreSQL refusing');
+    expectNotReady(await h.app.inject({ method: 'GET', url: '/readyz' }), { postgres: 'down', redis: 'up' });
+    await proxy.set('pass');
+    await recovered();
+    answered200++;
+    await assertLedgerMatchesAnswers();
+  });
+
+  test('PostgreSQL partitioned (nothing answers): 503 within 2 s, never a hang; back: service resumes', async () => {
+    await proxy.set('blackhole');
+    await expectUnavailableFast('PostgreSQL partitioned');
+    expectNotReady(await h.app.inject({ method: 'GET', url: '/readyz' }), { postgres: 'down', redis: 'up' });
+    await proxy.set('pass');
+    await recovered();
+    answered200++;
+    await assertLedgerMatchesAnswers();
+  });
+});
