@@ -54,6 +54,8 @@ export interface Config {
   redisPrefix: string;
   /** `MIGRATE=auto`: apply missing PostgreSQL migrations at start instead of refusing to start. */
   migrateOnStart: boolean;
+  /** Days request records are kept (`REQUEST_RECORDS_DAYS`, default 90). */
+  requestRecordsDays: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -183,6 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: backendUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: env.REDIS_PREFIX || 'pagescrape:',
     migrateOnStart: migrateSetting(env.MIGRATE),
+    requestRecordsDays: integer(env, 'REQUEST_RECORDS_DAYS', 90, 1),
   };
 }
 

@@ -41,6 +41,7 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
     logger: { level: config.logLevel },
     connections: config.connections,
     trustProxy: config.trustProxy,
+    requestRecordsDays: config.requestRecordsDays,
   });
   let address: string;
   try {

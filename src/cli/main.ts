@@ -11,6 +11,19 @@ import type { Stores } from '../store/types.ts';
 
 type Row = Record<string, unknown>;
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+const startOfUtcDay = (ms: number): number => ms - (ms % DAY_MS);
+const AGE_UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: DAY_MS };
+
+/** An ISO date or time, or an age back from now (`30m`, `12h`, `7d`), as epoch ms. */
+const timeOrAge = (what: string) => (raw: string) => {
+  const age = /^(\d{1,6})([mhd])$/.exec(raw);
+  if (age) return Date.now() - Number(age[1]) * (AGE_UNITS[age[2] as string] as number);
+  const at = /^\d{4}-\d\d-\d\d(T[\d:.]+(Z|[+-]\d\d:\d\d)?)?$/.test(raw) ? Date.parse(raw) : Number.NaN;
+  if (Number.isNaN(at)) throw new InvalidArgumentError(`${what} must be an ISO date or time (2026-11-20, 2026-11-20T10:00:00Z) or an age (30m, 12h, 7d).`);
+  return at;
+};
+
 function table(rows: Row[]): string {
   if (rows.length === 0) return '(none)';
   const columns = Object.keys(rows[0] ?? {});
@@ -186,12 +199,39 @@ export function buildCli(stores: () => Promise<Stores>, print: (text: string) =>
     });
   program
     .command('usage')
-    .description("a team's credits charged, refunded and added")
+    .description("a team's credits charged, refunded and added, and its requests per day and per endpoint")
     .requiredOption('--team <id>', 'team id')
-    .action(async (options: { team: string }) => {
-      const usage = await (await stores()).ledger.usage(options.team);
+    .option('--days <n>', 'days of request records totalled', positiveInteger('--days'), 30)
+    .action(async (options: { team: string; days: number }) => {
+      const opened = await stores();
+      const usage = await opened.ledger.usage(options.team);
       if (!usage) throw new CliError(`No team ${options.team}.`, 'NOT_FOUND');
-      out({ ...usage });
+      const totals = await opened.requests.totals(options.team, startOfUtcDay(Date.now()) - (options.days - 1) * DAY_MS);
+      if (program.opts().json) out({ ...usage, days: totals.days, endpoints: totals.endpoints });
+      else print([table([{ ...usage }]), `Requests per day (last ${options.days} days, UTC)`, table(totals.days), 'Requests per endpoint', table(totals.endpoints)].join('\n\n'));
+    });
+  program
+    .command('requests')
+    .description("a team's request records, newest first")
+    .requiredOption('--team <id>', 'team id')
+    .option('--since <time>', 'from this time: an ISO date or time, or an age such as 30m, 12h, 7d', timeOrAge('--since'))
+    .option('--until <time>', 'before this time: an ISO date or time, or an age such as 1h', timeOrAge('--until'))
+    .option('--status <code>', 'only answers with this HTTP status', positiveInteger('--status'))
+    .option('--endpoint <path>', 'only this endpoint, e.g. /v1/shopfront/shop')
+    .option('--limit <n>', 'records per page (at most 1000)', positiveInteger('--limit'), 50)
+    .option('--cursor <cursor>', 'the next page: the cursor printed with the previous one')
+    .action(async (options: { team: string; since?: number; until?: number; status?: number; endpoint?: string; limit: number; cursor?: string }) => {
+      await requireTeam(options.team);
+      if (options.limit > 1000) throw new CliError('--limit must be at most 1000.', 'VALIDATION_ERROR');
+      let page;
+      try {
+        page = await (await stores()).requests.list({ teamId: options.team, ...options });
+      } catch (error) {
+        if (error instanceof RangeError) throw new CliError(`--cursor is not one this command printed.`, 'VALIDATION_ERROR');
+        throw error;
+      }
+      if (program.opts().json) out({ records: page.records, next: page.next });
+      else print(`${table(page.records.map((record) => ({ ...record })))}${page.next ? `\n\nnext page: --cursor ${page.next}` : ''}`);
     });
   return program;
 }

@@ -12,6 +12,7 @@ import { newRequestId } from './ids.ts';
 import { errorsPlugin } from './plugins/errors.ts';
 import { healthPlugin } from './plugins/health.ts';
 import { maintenancePlugin } from './plugins/maintenance.ts';
+import { recordsPlugin } from './plugins/records.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
 import { openApiPlugin } from './plugins/openapi.ts';
 import { routesPlugin } from './plugins/routes.ts';
@@ -30,8 +31,12 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** Clock, replaceable in tests. */
   now?: () => number;
-  /** How often abandoned reservations are refunded and the cache pruned. */
+  /** How often the cache is pruned; default 30 s. */
   maintenanceIntervalMs?: number;
+  /** How often abandoned reservations are refunded; default 5 s. */
+  reapIntervalMs?: number;
+  /** Request records older than this many days are deleted; default 90. */
+  requestRecordsDays?: number;
   /** How often key last-use times are written. */
   keyUseFlushMs?: number;
   /**
@@ -51,6 +56,8 @@ declare module 'fastify' {
     abortScrapes: () => void;
   }
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 const noUpstream: UpstreamBinder = (platform) => async () => {
   throw new Error(`no upstream client configured for ${platform}`);
@@ -106,7 +113,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(metricsPlugin, { metricsToken: options.metricsToken });
   await app.register(openApiPlugin, { endpoints: options.endpoints, publicBaseUrl: options.publicBaseUrl });
   await app.register(healthPlugin, { stores });
-  await app.register(maintenancePlugin, { stores, now, intervalMs: options.maintenanceIntervalMs ?? 30_000 });
+  await app.register(maintenancePlugin, {
+    stores,
+    now,
+    intervalMs: options.maintenanceIntervalMs ?? 30_000,
+    reapIntervalMs: options.reapIntervalMs ?? 5_000,
+    recordsMaxAgeMs: (options.requestRecordsDays ?? 90) * DAY_MS,
+  });
+  await app.register(recordsPlugin, { stores, now });
 
   const shutdown = new AbortController();
   app.decorate('abortScrapes', () => shutdown.abort());

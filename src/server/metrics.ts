@@ -54,6 +54,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly requestRecordsDropped = new Counter({
+    name: 'api_request_records_dropped_total',
+    help: 'Request records dropped because the store could not take them before the buffer filled',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }

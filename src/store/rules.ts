@@ -20,3 +20,26 @@ export function checkTeamFields(changes: { name?: string; rateLimit?: number; cr
     throw new RangeError(`initial credits must be an integer >= 0, got ${changes.credits}`);
   }
 }
+
+/** Keyset position of a request record: newest first by arrival, then by request id. */
+export interface RecordPosition {
+  at: number;
+  requestId: string;
+}
+
+export const encodeRecordCursor = (p: RecordPosition): string => Buffer.from(`${p.at}.${p.requestId}`).toString('base64url');
+
+export function decodeRecordCursor(cursor: string): RecordPosition {
+  const text = Buffer.from(cursor, 'base64url').toString();
+  const dot = text.indexOf('.');
+  const at = Number(text.slice(0, dot));
+  const requestId = text.slice(dot + 1);
+  if (dot < 1 || !Number.isSafeInteger(at) || !/^req_[A-Za-z0-9_-]{1,64}$/.test(requestId)) throw new RangeError('malformed cursor');
+  return { at, requestId };
+}
+
+export function recordLimit(limit: number | undefined): number {
+  const value = limit ?? 50;
+  if (!Number.isSafeInteger(value) || value < 1 || value > 1_000) throw new RangeError(`limit must be an integer from 1 to 1000, got ${value}`);
+  return value;
+}

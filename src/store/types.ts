@@ -144,6 +144,61 @@ export interface RateLimiter {
   hit(key: string, limit: number, windowMs: number, now?: number): Promise<RateDecision>;
 }
 
+/** One API request of a known caller, as it was answered. */
+export interface RequestRecord {
+  requestId: string;
+  /** When the request arrived (ISO 8601, ms). */
+  at: string;
+  teamId: string;
+  keyId: string;
+  /** The endpoint's path, e.g. `/v1/shopfront/shop`. */
+  endpoint: string;
+  status: number;
+  /** The error's code; null for a 200. */
+  errorCode: string | null;
+  credits: number;
+  cached: boolean;
+  durationMs: number;
+}
+
+export interface RequestQuery {
+  teamId: string;
+  /** Epoch ms, inclusive. */
+  since?: number;
+  /** Epoch ms, exclusive. */
+  until?: number;
+  endpoint?: string;
+  status?: number;
+  /** At most this many records (default 50, at most 1,000). */
+  limit?: number;
+  /** `next` of the page before. */
+  cursor?: string | null;
+}
+
+/** Newest first; `next` is null on the last page. */
+export interface RequestPage {
+  records: RequestRecord[];
+  next: string | null;
+}
+
+export interface RequestTotals {
+  /** Per UTC day (`YYYY-MM-DD`), oldest first. */
+  days: { day: string; requests: number; credits: number; cached: number }[];
+  /** Per endpoint, by path. */
+  endpoints: { endpoint: string; requests: number; credits: number; cached: number }[];
+}
+
+/** The request records: written in batches off the request path, kept for a number of days. */
+export interface RequestLog {
+  append(records: readonly RequestRecord[]): Promise<void>;
+  /** Throws RangeError for a malformed cursor or limit. */
+  list(query: RequestQuery): Promise<RequestPage>;
+  /** Totals of the team's records since `since` (epoch ms). */
+  totals(teamId: string, since: number): Promise<RequestTotals>;
+  /** Deletes the records older than `before` (epoch ms); returns how many. */
+  prune(before: number): Promise<number>;
+}
+
 /**
  * Single-flight across nodes. `join` runs `run` when no identical scrape (same `key`) is in
  * flight on any node, and otherwise waits for that scrape's outcome, as `run` would have
@@ -157,6 +212,7 @@ export interface Stores {
   accounts: AccountStore;
   ledger: Ledger;
   cache: CacheStore;
+  requests: RequestLog;
   limiter: RateLimiter;
   /** Shares identical scrapes across nodes; absent on a single node (they are shared in-process). */
   flights?: Flights;

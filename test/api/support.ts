@@ -180,6 +180,7 @@ export function failingStores(failing: Set<string>): (stores: Stores) => Stores 
     accounts: wrap('accounts', stores.accounts),
     ledger: wrap('ledger', stores.ledger),
     cache: wrap('cache', stores.cache),
+    requests: wrap('requests', stores.requests),
     limiter: wrap('limiter', stores.limiter),
     ping: () => stores.ping(),
     probeWrite: () => stores.probeWrite(),

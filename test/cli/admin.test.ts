@@ -199,7 +199,7 @@ describe('operator CLI: output', () => {
     const table = parseTable(ledgerTable.stdout);
     assert.deepEqual(table.headers, ['id', 'amount', 'reason', 'requestId', 'createdAt']);
     assert.equal(table.rows.length, 2);
-    assert.deepEqual(usage, { teamId: team.id, charged: 0, refunded: 0, toppedUp: 750, balance: 750, pending: 0 });
+    assert.deepEqual(usage, { teamId: team.id, charged: 0, refunded: 0, toppedUp: 750, balance: 750, pending: 0, days: [], endpoints: [] });
     const usageRows = parseTable(usageTable.stdout);
     assert.ok(usageRows.headers.includes('balance'));
     assert.ok(usageRows.rows[0]?.includes('750'));
@@ -393,7 +393,7 @@ describe('operator CLI: help', () => {
     visit(program, 'admin');
     assert.deepEqual(missing, []);
     const names = (command: Command): string[] => command.commands.flatMap((sub) => [sub.name(), ...names(sub).map((name) => `${sub.name()} ${name}`)]);
-    for (const command of ['team create', 'team update', 'team list', 'credits add', 'key create', 'key list', 'key revoke', 'ledger', 'usage']) {
+    for (const command of ['team create', 'team update', 'team list', 'credits add', 'key create', 'key list', 'key revoke', 'ledger', 'usage', 'requests', 'migrate']) {
       assert.ok(names(program).includes(command), command);
     }
   });
@@ -579,10 +579,37 @@ describe('operator CLI on the database of an app with test extractors (200s)', (
     const thirdMeta = (third.json() as { meta: { requestId: string; creditsRemaining: number } }).meta;
     assert.equal(thirdMeta.creditsRemaining, 4);
 
-    const [ledger, usage] = await Promise.all([
+    await h.app.writeRecords();
+    const [ledger, usage, requests, failed, requestsTable] = await Promise.all([
       adminJson<LedgerRow[]>(h.dir, 'ledger', '--team', team.id),
       adminJson<Record<string, unknown>>(h.dir, 'usage', '--team', team.id),
+      adminJson<{ records: { requestId: string; status: number; credits: number }[]; next: string | null }>(h.dir, 'requests', '--team', team.id, '--since', '1h'),
+      adminJson<{ records: { requestId: string; errorCode: string }[]; next: string | null }>(h.dir, 'requests', '--team', team.id, '--status', '402'),
+      admin(h.dir, 'requests', '--team', team.id, '--limit', '2'),
     ]);
+    assert.deepEqual(
+      requests.records.map((r) => [r.status, r.credits]).sort(),
+      [
+        [200, 1],
+        [200, 1],
+        [402, 0],
+      ],
+    );
+    assert.equal(requests.next, null);
+    assert.deepEqual(
+      failed.records.map((r) => r.errorCode),
+      ['INSUFFICIENT_CREDITS'],
+    );
+    assert.deepEqual(parseTable(requestsTable.stdout).rows.length, 2);
+    const cursor = /next page: --cursor (\S+)/.exec(requestsTable.stdout)?.[1] ?? '';
+    const rest = await adminJson<{ records: unknown[]; next: string | null }>(h.dir, 'requests', '--team', team.id, '--limit', '2', '--cursor', cursor);
+    assert.deepEqual([rest.records.length, rest.next], [1, null]);
+    const badCursor = await admin(h.dir, 'requests', '--team', team.id, '--cursor', 'nonsense');
+    assert.equal(badCursor.code, 1);
+    assert.match(badCursor.stderr, /--cursor is not one this command printed/);
+    const badSince = await admin(h.dir, 'requests', '--team', team.id, '--since', 'yesterday');
+    assert.equal(badSince.code, 2);
+    assert.match(badSince.stderr, /--since must be an ISO date or time/);
     assert.deepEqual(
       ledger.map((row) => [row.reason, row.amount, row.requestId]),
       [
@@ -596,7 +623,17 @@ describe('operator CLI on the database of an app with test extractors (200s)', (
       ledger.reduce((sum, row) => sum + row.amount, 0),
       4,
     );
-    assert.deepEqual(usage, { teamId: team.id, charged: 2, refunded: 0, toppedUp: 6, balance: 4, pending: 0 });
+    const today = new Date().toISOString().slice(0, 10);
+    assert.deepEqual(usage, {
+      teamId: team.id,
+      charged: 2,
+      refunded: 0,
+      toppedUp: 6,
+      balance: 4,
+      pending: 0,
+      days: [{ day: today, requests: 3, credits: 2, cached: 0 }],
+      endpoints: [{ endpoint: endpoint.path, requests: 3, credits: 2, cached: 0 }],
+    });
 
     // The app writes key use every keyUseFlushMs; the CLI then lists it.
     const usedAt = new Date(h.clock.now).toISOString();

@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreUnavailableError } from '../../src/store/types.ts';
-import type { Stores, Team } from '../../src/store/types.ts';
+import type { RequestPage, RequestRecord, Stores, Team } from '../../src/store/types.ts';
 import { cachedEntry } from '../support/cached-entry.ts';
 
 export interface StoreBehaviourConfig {
@@ -514,6 +514,76 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         },
         { cacheMaxBytes: 10_000, cacheMaxAgeMs: MINUTE * 60 },
       );
+    });
+
+    describe('request records', () => {
+      const DAY = 24 * 60 * MINUTE;
+      const t0 = Date.UTC(2026, 10, 20, 23, 59, 0);
+      const record = (teamId: string, i: number, extra: Partial<RequestRecord> = {}): RequestRecord => ({
+        requestId: `req_${String(i).padStart(4, '0')}${uid('r').replaceAll('-', '')}`,
+        at: new Date(t0 + i * MINUTE).toISOString(),
+        teamId,
+        keyId: 'key_1',
+        endpoint: i % 2 ? '/v1/shopfront/shop' : '/v1/snapmsg/profile',
+        status: i % 3 ? 200 : 502,
+        errorCode: i % 3 ? null : 'UPSTREAM_BLOCKED',
+        credits: i % 3 ? 1 : 0,
+        cached: i % 4 === 0,
+        durationMs: 12.5 + i,
+        ...extra,
+      });
+
+      it('lists a team\'s records newest first, filtered and paginated without overlap', async (s) => {
+        const team = uid('team');
+        const records = Array.from({ length: 7 }, (_, i) => record(team, i));
+        await s.requests.append([...records.slice(0, 4), record(uid('other'), 0)]);
+        await s.requests.append(records.slice(4));
+        await s.requests.append([records[2] as RequestRecord]); // appended twice: kept once
+        const all = await s.requests.list({ teamId: team });
+        assert.deepEqual(all, { records: [...records].reverse(), next: null });
+
+        const seen: RequestRecord[] = [];
+        let cursor: string | null = null;
+        let pages = 0;
+        do {
+          const page: RequestPage = await s.requests.list({ teamId: team, limit: 3, cursor });
+          seen.push(...page.records);
+          cursor = page.next;
+          pages++;
+        } while (cursor !== null);
+        assert.equal(pages, 3);
+        assert.deepEqual(seen, [...records].reverse());
+
+        const shop = await s.requests.list({ teamId: team, endpoint: '/v1/shopfront/shop' });
+        assert.deepEqual(shop.records.map((r) => r.requestId), [records[5], records[3], records[1]].map((r) => r?.requestId));
+        const failed = await s.requests.list({ teamId: team, status: 502 });
+        assert.deepEqual(failed.records.map((r) => r.requestId), [records[6], records[3], records[0]].map((r) => r?.requestId));
+        const window = await s.requests.list({ teamId: team, since: t0 + 2 * MINUTE, until: t0 + 4 * MINUTE });
+        assert.deepEqual(window.records.map((r) => r.requestId), [records[3], records[2]].map((r) => r?.requestId));
+
+        await assert.rejects(s.requests.list({ teamId: team, cursor: 'not-a-cursor' }), RangeError);
+        await assert.rejects(s.requests.list({ teamId: team, limit: 0 }), RangeError);
+        await assert.rejects(s.requests.list({ teamId: team, limit: 1001 }), RangeError);
+      });
+
+      it('totals per UTC day and per endpoint, and prunes by age', async (s) => {
+        const team = uid('team');
+        // t0 is 23:59 UTC: the first record falls on the 20th, the rest on the 21st.
+        await s.requests.append(Array.from({ length: 6 }, (_, i) => record(team, i)));
+        assert.deepEqual(await s.requests.totals(team, t0 - DAY), {
+          days: [
+            { day: '2026-11-20', requests: 1, credits: 0, cached: 1 },
+            { day: '2026-11-21', requests: 5, credits: 4, cached: 1 },
+          ],
+          endpoints: [
+            { endpoint: '/v1/shopfront/shop', requests: 3, credits: 2, cached: 0 },
+            { endpoint: '/v1/snapmsg/profile', requests: 3, credits: 2, cached: 2 },
+          ],
+        });
+        assert.deepEqual((await s.requests.totals(team, t0 + 3 * MINUTE)).days, [{ day: '2026-11-21', requests: 3, credits: 2, cached: 1 }]);
+        assert.equal(await s.requests.prune(t0 + 2 * MINUTE), 2);
+        assert.equal((await s.requests.list({ teamId: team })).records.length, 4);
+      });
     });
 
     describe('rate limiter', () => {

@@ -73,7 +73,9 @@ const errors: FastifyPluginCallback = (app, _options, done) => {
   });
 
   app.setErrorHandler((error, request, reply) => {
-    sendError(reply, asApiError(error, request), request.id);
+    const answer = asApiError(error, request);
+    if (request.state) request.state.outcome.errorCode = answer.code;
+    sendError(reply, answer, request.id);
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, routeError(request), request.id));
   done();

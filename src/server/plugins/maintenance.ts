@@ -1,5 +1,7 @@
-// Periodic work while the app is open: refunds of abandoned reservations and cache pruning,
-// once when the app is ready and then at an interval; `app.maintain()` runs it on demand.
+// Periodic work while the app is open: refunds of abandoned reservations (every 5 s, so that
+// one is refunded within 10 s of its deadline, by whichever node sweeps first) and cache
+// pruning and the deletion of old request records (every 30 s), once when the app is ready and then at their intervals;
+// `app.maintain()` runs both on demand.
 import type { FastifyInstance, FastifyPluginCallback } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Stores } from '../../store/types.ts';
@@ -28,20 +30,33 @@ export function everyWhileOpen(app: FastifyInstance, ms: number, job: () => Prom
 export interface MaintenanceOptions {
   stores: Stores;
   now: () => number;
+  /** Cache pruning. */
   intervalMs: number;
+  /** Refunds of abandoned reservations. */
+  reapIntervalMs: number;
+  /** Request records older than this are deleted with the cache pruning. */
+  recordsMaxAgeMs: number;
 }
 
-const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, now, intervalMs }, done) => {
-  app.decorate('maintain', async () => {
+const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, now, intervalMs, reapIntervalMs, recordsMaxAgeMs }, done) => {
+  const reap = async () => {
     const refunded = await stores.ledger.refundExpired(now());
     if (refunded > 0) {
       app.metrics.creditsRefunded.inc({ reason: 'abandoned' }, refunded);
       app.log.warn({ refunded }, 'refunded abandoned reservations');
     }
+  };
+  const prune = async () => {
     await stores.cache.prune(now());
+    await stores.requests.prune(now() - recordsMaxAgeMs);
+  };
+  app.decorate('maintain', async () => {
+    await reap();
+    await prune();
   });
   app.addHook('onReady', () => app.maintain());
-  everyWhileOpen(app, intervalMs, () => app.maintain(), 'maintenance');
+  everyWhileOpen(app, reapIntervalMs, reap, 'refunding abandoned reservations');
+  everyWhileOpen(app, intervalMs, prune, 'cache pruning');
   done();
 };
 

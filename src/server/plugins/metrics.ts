@@ -10,6 +10,8 @@ import { Metrics } from '../metrics.ts';
 export interface Outcome {
   creditsCharged: number;
   cached: boolean;
+  /** The error's code, when the answer is an error. */
+  errorCode: string | null;
 }
 
 export interface RequestState {
@@ -32,7 +34,7 @@ const metrics: FastifyPluginCallback<{ metricsToken?: string | undefined }> = (a
   app.decorateRequest('state', null as unknown as RequestState);
 
   app.addHook('onRequest', (request, _reply, hookDone) => {
-    request.state = { team: null, endpoint: null, outcome: { creditsCharged: 0, cached: false } };
+    request.state = { team: null, endpoint: null, outcome: { creditsCharged: 0, cached: false, errorCode: null } };
     hookDone();
   });
 

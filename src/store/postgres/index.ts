@@ -5,6 +5,7 @@ import { databaseState, type Stores } from '../types.ts';
 import { accountStore } from './accounts.ts';
 import { cacheStore } from './cache.ts';
 import { ledger } from './ledger.ts';
+import { requestLog } from './requests.ts';
 import { createPool, database, type PostgresOptions } from './pool.ts';
 import { checkSchema, migrate } from './schema.ts';
 
@@ -42,6 +43,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     accounts: accountStore(db),
     ledger: ledger(query),
     cache,
+    requests: requestLog(query),
     limiter: new InProcessRateLimiter(),
     async ping(): Promise<void> {
       await query('SELECT 1');

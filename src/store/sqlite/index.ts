@@ -15,6 +15,7 @@ import { cacheStore } from './cache.ts';
 import { inPlace, startBackground } from './checkpointer.ts';
 import { Connection, prepareFile, toStoreError } from './connection.ts';
 import { ledger } from './ledger.ts';
+import { requestLog } from './requests.ts';
 
 export { sqliteFiles } from './connection.ts';
 
@@ -79,6 +80,7 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
       deleteTarget: (target) => cache.deleteTarget(target),
       prune: (now) => cache.prune(now),
     },
+    requests: requestLog(c),
     limiter: new InProcessRateLimiter(),
 
     async ping(): Promise<void> {

@@ -1,7 +1,7 @@
 // The embedded store's schema: one migration per version, applied in order under the write lock
 // (connection.ts). A new version appends a migration; a released one is never edited.
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 export const MIGRATIONS: readonly string[] = [
   // v1
@@ -71,5 +71,22 @@ export const MIGRATIONS: readonly string[] = [
     id      INTEGER PRIMARY KEY,
     filler  BLOB NOT NULL
   ) STRICT;
+  `,
+  // v3: request records (one per API request of a known caller; pruned after some days).
+  `
+  CREATE TABLE requests (
+    request_id   TEXT PRIMARY KEY,
+    at           INTEGER NOT NULL,
+    team_id      TEXT NOT NULL,
+    key_id       TEXT NOT NULL,
+    endpoint     TEXT NOT NULL,
+    status       INTEGER NOT NULL,
+    error_code   TEXT,
+    credits      INTEGER NOT NULL,
+    cached       INTEGER NOT NULL,
+    duration_ms  REAL NOT NULL
+  ) STRICT;
+  CREATE INDEX requests_team_at ON requests (team_id, at DESC, request_id DESC);
+  CREATE INDEX requests_at ON requests (at);
   `,
 ];
