@@ -6,26 +6,10 @@ import { join } from 'node:path';
 import { loadConfig, PLATFORM_ORIGINS } from './config.ts';
 import { start } from './main.ts';
 import { openStores } from './store/open.ts';
-import { generateKey } from './server/keys.ts';
-import type { Stores, Team } from './store/types.ts';
+import { demoTeam, rotateDemoKey } from './demo-team.ts';
 import { platforms as sandboxPlatforms } from '../sandbox/platforms/index.ts';
 import { startSandbox } from '../sandbox/server.ts';
 import { sandboxOptionsFromEnv } from '../sandbox/main.ts';
-
-const DEMO_TEAM = 'demo';
-const DEMO_CREDITS = 1000;
-/** Names of the keys the demo creates: `demo <ISO time>`. */
-const DEMO_KEY_PREFIX = 'demo ';
-
-/** Revokes the demo keys of earlier starts and creates this start's key; returns it. */
-async function rotateDemoKey(stores: Stores, team: Team): Promise<string> {
-  for (const key of await stores.accounts.listKeys(team.id)) {
-    if (key.revokedAt === null && key.name.startsWith(DEMO_KEY_PREFIX)) await stores.accounts.revokeKey(key.id);
-  }
-  const generated = generateKey();
-  await stores.accounts.createKey({ teamId: team.id, name: `${DEMO_KEY_PREFIX}${new Date().toISOString()}`, hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
-  return generated.key;
-}
 
 async function demo(): Promise<void> {
   // The sandbox serves every platform whose origin the environment does not set.
@@ -36,8 +20,7 @@ async function demo(): Promise<void> {
 
   const config = loadConfig(env);
   const stores = await openStores(config);
-  const teams = await stores.accounts.listTeams();
-  const team = teams.find((candidate) => candidate.name === DEMO_TEAM) ?? (await stores.accounts.createTeam({ name: DEMO_TEAM, credits: DEMO_CREDITS, rateLimit: 100 }));
+  const team = await demoTeam(stores);
   const running = await start(config, stores);
   // Only once the service listens: a start that fails leaves the previous key working.
   const demoKey = await rotateDemoKey(stores, team);
