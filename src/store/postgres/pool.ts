@@ -1,7 +1,6 @@
 // The connection pool to PostgreSQL, and the driver errors that mean "the database cannot be
 // used right now" (answered 503), as opposed to a mistake in the SQL or the data.
 import pg from 'pg';
-import { Availability } from '../availability.ts';
 import { StoreUnavailableError } from '../types.ts';
 
 export interface PostgresOptions {
@@ -75,18 +74,16 @@ export function database(pool: pg.Pool, isClosed: () => boolean): Db {
   const open = () => {
     if (isClosed()) throw new StoreUnavailableError('PostgreSQL store is closed');
   };
-  const availability = new Availability('PostgreSQL');
   return {
-    query: (text, values) =>
-      availability.run(async () => {
-        open();
-        try {
-          return await pool.query(text, values);
-        } catch (err) {
-          throw toStoreError(err);
-        }
-      }),
-    transaction: (fn) => availability.run(() => runTransaction(pool, open, fn)),
+    async query(text, values) {
+      open();
+      try {
+        return await pool.query(text, values);
+      } catch (err) {
+        throw toStoreError(err);
+      }
+    },
+    transaction: (fn) => runTransaction(pool, open, fn),
   };
 }
 

@@ -2,7 +2,6 @@
 // while disconnected (the request gets a 503 at once instead of waiting for a reconnect), a
 // command that gets no answer times out, and the client reconnects by itself forever.
 import { Redis } from 'ioredis';
-import { Availability } from '../availability.ts';
 import { StoreUnavailableError } from '../types.ts';
 
 export interface RedisOptions {
@@ -34,18 +33,15 @@ export function createRedis(options: RedisOptions): RedisConnection {
   // Connection errors are reported by the commands that fail; without a listener they would be
   // logged by the library on every reconnection attempt.
   redis.on('error', () => {});
-  // Fails fast for a second after a command found Redis unavailable (see availability.ts).
-  const availability = new Availability('Redis');
   return {
     redis,
-    call: (fn) =>
-      availability.run(async () => {
-        try {
-          return await fn();
-        } catch (err) {
-          throw toStoreError(err);
-        }
-      }),
+    async call(fn) {
+      try {
+        return await fn();
+      } catch (err) {
+        throw toStoreError(err);
+      }
+    },
   };
 }
 
