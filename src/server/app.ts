@@ -113,6 +113,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(metricsPlugin, { metricsToken: options.metricsToken });
   await app.register(openApiPlugin, { endpoints: options.endpoints, publicBaseUrl: options.publicBaseUrl });
   await app.register(healthPlugin, { stores });
+  if (stores.roundTrips) app.metrics.watchBackends(stores.roundTrips);
   await app.register(maintenancePlugin, {
     stores,
     now,

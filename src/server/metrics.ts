@@ -60,6 +60,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Reports the stores' round trips to their backends (PostgreSQL, Redis) with every scrape. */
+  watchBackends(roundTrips: () => Record<string, number>): void {
+    new Counter({
+      name: 'store_backend_round_trips_total',
+      help: 'Round trips (statements, commands) made to each networked store backend',
+      labelNames: ['backend'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [backend, count] of Object.entries(roundTrips())) this.inc({ backend }, count);
+      },
+    });
+  }
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }

@@ -229,6 +229,8 @@ export interface Stores {
    * reads and writes for a database, a command for Redis. Never rejects.
    */
   backends(): Promise<Record<string, BackendState>>;
+  /** Round trips made to each networked backend so far (none for the embedded store). */
+  roundTrips?(): Record<string, number>;
   close(): Promise<void>;
 }
 

@@ -58,6 +58,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     async backends() {
       return { postgres: await databaseState(stores) };
     },
+    roundTrips: () => ({ postgres: db.roundTrips() }),
     async close(): Promise<void> {
       if (closed) return;
       await cache.flush().catch(() => {});

@@ -65,6 +65,8 @@ export type Query = <R extends pg.QueryResultRow = Record<string, unknown>>(text
 
 export interface Db {
   query: Query;
+  /** Statements sent so far (each a round trip), for the backend metrics. */
+  roundTrips(): number;
   /** Runs `fn` in one transaction on one connection of the pool. */
   transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
 }
@@ -74,20 +76,23 @@ export function database(pool: pg.Pool, isClosed: () => boolean): Db {
   const open = () => {
     if (isClosed()) throw new StoreUnavailableError('PostgreSQL store is closed');
   };
+  const counted = { n: 0 };
   return {
+    roundTrips: () => counted.n,
     async query(text, values) {
       open();
+      counted.n++;
       try {
         return await pool.query(text, values);
       } catch (err) {
         throw toStoreError(err);
       }
     },
-    transaction: (fn) => runTransaction(pool, open, fn),
+    transaction: (fn) => runTransaction(pool, open, fn, counted),
   };
 }
 
-async function runTransaction<T>(pool: pg.Pool, open: () => void, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+async function runTransaction<T>(pool: pg.Pool, open: () => void, fn: (client: pg.PoolClient) => Promise<T>, counted: { n: number }): Promise<T> {
   open();
   let client: pg.PoolClient;
   try {
@@ -95,6 +100,12 @@ async function runTransaction<T>(pool: pg.Pool, open: () => void, fn: (client: p
   } catch (err) {
     throw toStoreError(err);
   }
+  // Every statement of the transaction is a round trip.
+  const query = client.query.bind(client);
+  client.query = ((...args: Parameters<typeof query>) => {
+    counted.n++;
+    return query(...args);
+  }) as typeof client.query;
   let broken: Error | undefined;
   try {
     await client.query('BEGIN');
@@ -108,6 +119,7 @@ async function runTransaction<T>(pool: pg.Pool, open: () => void, fn: (client: p
     });
     throw toStoreError(err);
   } finally {
+    client.query = query;
     client.release(broken);
   }
 }

@@ -16,7 +16,10 @@ export interface RedisOptions {
 /** A Redis client, and `call`, which runs a command of it with unavailability turned into StoreUnavailableError. */
 export interface RedisConnection {
   redis: Redis;
+  /** Runs one command (one round trip). */
   call<T>(fn: () => Promise<T>): Promise<T>;
+  /** Commands run so far through `call`. */
+  roundTrips(): number;
 }
 
 export function createRedis(options: RedisOptions): RedisConnection {
@@ -33,9 +36,12 @@ export function createRedis(options: RedisOptions): RedisConnection {
   // Connection errors are reported by the commands that fail; without a listener they would be
   // logged by the library on every reconnection attempt.
   redis.on('error', () => {});
+  let roundTrips = 0;
   return {
     redis,
+    roundTrips: () => roundTrips,
     async call(fn) {
+      roundTrips++;
       try {
         return await fn();
       } catch (err) {

@@ -28,6 +28,7 @@ export async function withRedis(stores: Stores, options: RedisOptions): Promise<
       }
       return { ...(await stores.backends()), redis: redisState };
     },
+    roundTrips: () => ({ ...stores.roundTrips?.(), redis: connection.roundTrips() }),
     async close() {
       flights.close();
       redis.disconnect();
