@@ -54,6 +54,25 @@ export interface ExtractContext {
   log: { debug: LogFn; info: LogFn; warn: LogFn; error: LogFn };
   /** HTTP client bound to the endpoint's platform origin, this request's budget and signal. */
   upstream: Upstream;
+  /**
+   * What the platform shares between requests and, on a cluster, between nodes (e.g. a
+   * session). The service always provides it; a platform used on its own keeps such state in
+   * its own memory.
+   */
+  shared?: SharedState;
+}
+
+/** State of one platform, shared by every request on every node. Values survive a JSON round trip. */
+export interface SharedState {
+  /** The value stored under `name`, or null. */
+  get(name: string): Promise<unknown>;
+  /** Stores `value` for `ttlMs`; null deletes it. */
+  set(name: string, value: unknown, ttlMs: number): Promise<void>;
+  /**
+   * Runs `load` once for all the concurrent callers of `name`, on every node; the others get
+   * its value, or its failure. Waits at most until `deadline` (epoch ms) for another node.
+   */
+  once<T>(name: string, deadline: number, load: () => Promise<T>): Promise<T>;
 }
 
 export interface ExtractResult<T = Record<string, unknown>> {

@@ -4,7 +4,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import type { EndpointDeclaration, ExtractResult, Extractor, TargetParams, UpstreamPosition } from '../endpoints/types.ts';
+import type { EndpointDeclaration, ExtractResult, Extractor, SharedState, TargetParams, UpstreamPosition } from '../endpoints/types.ts';
 import type { Flights, Stores } from '../store/types.ts';
 import { isUpstreamOutcome, UpstreamOutcome } from '../upstream/outcomes.ts';
 import type { Upstream } from '../upstream/types.ts';
@@ -14,6 +14,7 @@ import { canonicalJson, CURSOR_LIFETIME_MS, type CursorSealer } from './cursors.
 import { ApiError, JSON_TYPE, type ErrorCode } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { QueryValidator, queryAjv, type ParsedQuery } from './query.ts';
+import { sharedStates } from './shared-state.ts';
 
 // ajv-formats is CommonJS: its function is both module.exports and module.exports.default.
 const addFormats = addFormatsModule.default;
@@ -71,6 +72,8 @@ export function compileEndpoints(endpoints: readonly EndpointDeclaration[]): Map
 
 export class ScrapeService {
   readonly #stores: Stores;
+  /** Each platform's state shared across requests and nodes (socialnet's session). */
+  readonly #sharedState: (platform: string) => SharedState;
   readonly #sealer: CursorSealer;
   readonly #metrics: Metrics;
   readonly #settings: ScrapeSettings;
@@ -80,6 +83,7 @@ export class ScrapeService {
 
   constructor(stores: Stores, sealer: CursorSealer, metrics: Metrics, settings: ScrapeSettings) {
     this.#stores = stores;
+    this.#sharedState = sharedStates(stores);
     this.#sealer = sealer;
     this.#metrics = metrics;
     this.#settings = settings;
@@ -235,7 +239,7 @@ export class ScrapeService {
     const { endpoint } = runtime;
     let result: ExtractResult;
     try {
-      result = await extractor({ params: target, position }, { signal, deadline, log, upstream });
+      result = await extractor({ params: target, position }, { signal, deadline, log, upstream, shared: this.#sharedState(endpoint.platform) });
     } catch (error) {
       if (!isUpstreamOutcome(error) && signal.aborted) {
         // The budget ran out, or the service is shutting down, while the extractor waited on

@@ -199,6 +199,13 @@ export interface RequestLog {
   prune(before: number): Promise<number>;
 }
 
+/** Small values shared by every node, each with a time to live (the platforms' shared state). */
+export interface KeyValue {
+  get(key: string): Promise<string | null>;
+  /** `value` null deletes the key. */
+  set(key: string, value: string | null, ttlMs: number): Promise<void>;
+}
+
 /**
  * Single-flight across nodes. `join` runs `run` when no identical scrape (same `key`) is in
  * flight on any node, and otherwise waits for that scrape's outcome, as `run` would have
@@ -216,6 +223,8 @@ export interface Stores {
   limiter: RateLimiter;
   /** Shares identical scrapes across nodes; absent on a single node (they are shared in-process). */
   flights?: Flights;
+  /** The platforms' shared state across nodes; absent on a single node (kept in-process). */
+  kv?: KeyValue;
   /** Cheap reachability check (a read). */
   ping(): Promise<void>;
   /**

@@ -12,7 +12,6 @@ import { PLATFORM } from './urls.ts';
 import { scanPage, readBlocks, type PreloaderKind } from './html.ts';
 import { isPageInfoLine, runQuery } from './graphql.ts';
 import {
-  MemorySessionStore,
   QUERY_NAMES,
   Sessions,
   homeSession,
@@ -27,7 +26,7 @@ import { mapGatedProfile, mapPost, mapProfile, mapReel, mapReply, nextCursor, re
 export { MemorySessionStore, type SessionStore, type SocialnetSession } from './session.ts';
 
 export interface SocialnetExtractorOptions {
-  /** Where the shared session lives; default: in this process. */
+  /** Where the shared session lives; default: the service's shared state (`context.shared`), else this process. */
   sessions?: SessionStore;
   /**
    * The `Origin` (and `Referer` base) sent with GraphQL requests; the upstream does not
@@ -76,7 +75,7 @@ export interface SocialnetExtractors {
 export function createSocialnetExtractors(options: SocialnetExtractorOptions = {}): SocialnetExtractors {
   const origin = options.origin ?? 'https://www.socialnet.example';
   const now = options.now ?? Date.now;
-  const sessions = new Sessions(options.sessions ?? new MemorySessionStore(), (context) => loadHome(context, now()), {
+  const sessions = new Sessions(options.sessions ?? null, (context) => loadHome(context, now()), {
     now,
     maxAgeMs: options.sessionMaxAgeMs,
   });
@@ -87,7 +86,7 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
     if (result.kind === 'content') {
       const session = sessionFromPage(readPageSession(result.page, result.sjs), now());
       // Keeping it is an optimisation: a store that fails here must not fail the request.
-      if (session !== null) await sessions.offer(session).catch((error: unknown) => context.log.warn({ err: error }, 'socialnet session not stored'));
+      if (session !== null) await sessions.offer(session, context).catch((error: unknown) => context.log.warn({ err: error }, 'socialnet session not stored'));
     }
     return result;
   };

@@ -1,13 +1,14 @@
 // The socialnet session (README.md): an lsd token plus the doc ids
 // of the persisted GraphQL queries, both read from pages, never hard-coded.
 //
-// One session serves every request. It lives in a `SessionStore` (get/set of a plain,
-// JSON-serialisable value), so several nodes can later share one; `MemorySessionStore` keeps it
-// in this process. `Sessions` decides when to reuse, replace or fetch one:
+// One session serves every request on every node. It lives in the service's shared state
+// (`context.shared`: Redis on a cluster), or in a `SessionStore` given to the extractors, or
+// else in this process (`MemorySessionStore`). `Sessions` decides when to reuse, replace or
+// fetch one:
 // - a content page that carries a complete session replaces the stored one (newest values win,
 //   which is how rotated doc ids are picked up between the pages of a listing);
 // - a request that needs a session and finds none (or one older than 15 minutes) loads the
-//   home page `GET /`; concurrent requests share that one load;
+//   home page `GET /`; concurrent requests share that one load, on every node (`shared.once`);
 // - a stale-session error discards the session that failed and loads a new one, once for
 //   all the requests that failed with that same session.
 import type { ScannedPage, SjsContent } from './html.ts';
@@ -15,6 +16,7 @@ import { unrecognised } from './pages.ts';
 import { PLATFORM } from './urls.ts';
 import { UpstreamOutcome } from '../../upstream/outcomes.ts';
 import type { Upstream } from '../../upstream/types.ts';
+import type { SharedState } from '../../endpoints/types.ts';
 
 /** Friendly names of the three persisted queries the extractor sends. */
 export const QUERY_NAMES = {
@@ -109,7 +111,13 @@ export interface SessionsOptions {
 export interface SessionContext {
   upstream: Upstream;
   signal: AbortSignal;
+  deadline: number;
+  /** The service's shared state, where the session lives when no store was given. */
+  shared?: SharedState | undefined;
 }
+
+/** The session as a value of the shared state. */
+const SHARED_NAME = 'session';
 
 /** Loads the home page and reads its session; injected so that `Sessions` stays free of page rules. */
 export type HomeLoader = (context: SessionContext) => Promise<SocialnetSession>;
@@ -117,7 +125,9 @@ export type HomeLoader = (context: SessionContext) => Promise<SocialnetSession>;
 const REMEMBERED_REFRESHES = 8;
 
 export class Sessions {
-  readonly #store: SessionStore;
+  /** The store given, else the shared state of each request, else this process's memory. */
+  readonly #store: SessionStore | null;
+  readonly #memory = new MemorySessionStore();
   readonly #loadHome: HomeLoader;
   readonly #maxAgeMs: number;
   readonly #now: () => number;
@@ -126,11 +136,21 @@ export class Sessions {
   /** Refreshes by the key of the session they replace: one per stale session. */
   readonly #refreshes = new Map<string, Promise<SocialnetSession>>();
 
-  constructor(store: SessionStore, loadHome: HomeLoader, options: SessionsOptions = {}) {
+  constructor(store: SessionStore | null, loadHome: HomeLoader, options: SessionsOptions = {}) {
     this.#store = store;
     this.#loadHome = loadHome;
     this.#maxAgeMs = options.maxAgeMs ?? 15 * 60 * 1000;
     this.#now = options.now ?? Date.now;
+  }
+
+  #storeOf(context: SessionContext): SessionStore {
+    if (this.#store) return this.#store;
+    const shared = context.shared;
+    if (!shared) return this.#memory;
+    return {
+      get: async () => (await shared.get(SHARED_NAME)) as SocialnetSession | null,
+      set: (session) => shared.set(SHARED_NAME, session, this.#maxAgeMs),
+    };
   }
 
   #usable(session: SocialnetSession | null): session is SocialnetSession {
@@ -141,14 +161,14 @@ export class Sessions {
 
   /** The stored session while it is usable, else a new one from the home page. */
   async get(context: SessionContext): Promise<SocialnetSession> {
-    const stored = await this.#store.get();
+    const stored = await this.#storeOf(context).get();
     if (this.#usable(stored)) return stored;
     return this.#load(context);
   }
 
   /** A session just read from a content page replaces the stored one. */
-  async offer(session: SocialnetSession): Promise<void> {
-    await this.#store.set(session);
+  async offer(session: SocialnetSession, context: SessionContext): Promise<void> {
+    await this.#storeOf(context).set(session);
   }
 
   /**
@@ -160,10 +180,11 @@ export class Sessions {
     const key = keyOf(stale);
     const known = this.#refreshes.get(key);
     if (known !== undefined) return known;
+    const store = this.#storeOf(context);
     const refresh = (async () => {
-      const stored = await this.#store.get();
+      const stored = await store.get();
       if (stored !== null && keyOf(stored) !== key && this.#usable(stored)) return stored;
-      if (stored !== null && keyOf(stored) === key) await this.#store.set(null);
+      if (stored !== null && keyOf(stored) === key) await store.set(null);
       return this.#load(context);
     })();
     this.#refreshes.set(key, refresh);
@@ -191,8 +212,10 @@ export class Sessions {
       }
     }
     const flight = (async () => {
-      const session = await this.#loadHome(context);
-      await this.#store.set(session);
+      // One load for the whole cluster: requests on other nodes wait for this one's session.
+      const { shared } = context;
+      const session = shared ? await shared.once('home-page', context.deadline, () => this.#loadHome(context)) : await this.#loadHome(context);
+      await this.#storeOf(context).set(session);
       return session;
     })();
     this.#flight = flight;

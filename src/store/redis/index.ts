@@ -1,9 +1,10 @@
 // What Redis holds for a cluster: the rate limiters (per team and per address for failed
-// authentication) and the flights of identical scrapes. `withRedis` puts them in front of the
-// database's stores.
+// authentication), the flights of identical scrapes and the platforms' shared state (socialnet's
+// session). `withRedis` puts them in front of the database's stores.
 import type { Stores } from '../types.ts';
 import { connected, createRedis, type RedisOptions } from './client.ts';
 import { RedisFlights } from './flights.ts';
+import { RedisKeyValue } from './kv.ts';
 import { RedisRateLimiter } from './limiter.ts';
 
 export const DEFAULT_PREFIX = 'pagescrape:';
@@ -19,6 +20,7 @@ export async function withRedis(stores: Stores, options: RedisOptions): Promise<
     ...stores,
     limiter: new RedisRateLimiter(connection, prefix),
     flights,
+    kv: new RedisKeyValue(connection, prefix),
     async backends() {
       let redisState: 'up' | 'down' = 'down';
       try {
