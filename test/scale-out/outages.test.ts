@@ -1,5 +1,6 @@
-// Backend outages on the scale-out set: while PostgreSQL or Redis is unreachable, requests that
-// need it are answered 503 with Retry-After within 2 seconds (never a hang, never a 500),
+// Backend outages on the scale-out set: from at most 5 seconds after PostgreSQL or Redis becomes
+// unreachable, requests that need it are answered 503 with Retry-After within 2 seconds (never a
+// hang, never a 500),
 // /readyz names the backend that is down, and the service recovers by itself when it returns,
 // with nothing charged twice.
 import assert from 'node:assert/strict';
@@ -48,6 +49,17 @@ async function liveScrape(): Promise<{ response: Response; ms: number }> {
   return { response, ms: performance.now() - started };
 }
 
+/** /readyz names `backend` down within 5 s of the outage. */
+async function noticed(backend: 'postgres' | 'redis'): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    const ready = await h.app.inject({ method: 'GET', url: '/readyz' });
+    if (ready.statusCode === 503 && (ready.json() as { backends: Record<string, string> }).backends[backend] === 'down') return;
+    assert.ok(Date.now() - started < 5_000, `${backend} noticed down within 5 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 async function expectUnavailableFast(what: string): Promise<void> {
   for (let i = 0; i < 5; i++) {
     const { response, ms } = await liveScrape();
@@ -85,6 +97,7 @@ describe('backend outages on PostgreSQL + Redis', () => {
     success((await liveScrape()).response);
     answered200++;
     await redis.stop();
+    await noticed('redis');
     await expectUnavailableFast('Redis down');
     expectNotReady(await h.app.inject({ method: 'GET', url: '/readyz' }), { postgres: 'up', redis: 'down' });
     await redis.restart();
@@ -97,6 +110,7 @@ describe('backend outages on PostgreSQL + Redis', () => {
 
   test('PostgreSQL refusing connections: 503 within 2 s; back: service resumes by itself', async () => {
     await proxy.set('refuse');
+    await noticed('postgres');
     await expectUnavailableFast('PostgreSQL refusing');
     expectNotReady(await h.app.inject({ method: 'GET', url: '/readyz' }), { postgres: 'down', redis: 'up' });
     await proxy.set('pass');
@@ -107,6 +121,7 @@ describe('backend outages on PostgreSQL + Redis', () => {
 
   test('PostgreSQL partitioned (nothing answers): 503 within 2 s, never a hang; back: service resumes', async () => {
     await proxy.set('blackhole');
+    await noticed('postgres');
     await expectUnavailableFast('PostgreSQL partitioned');
     expectNotReady(await h.app.inject({ method: 'GET', url: '/readyz' }), { postgres: 'down', redis: 'up' });
     await proxy.set('pass');

@@ -32,7 +32,7 @@ before(async () => {
 });
 after(async () => {
   for (const f of flights) f.close();
-  for (const c of connections) c.redis.disconnect();
+  for (const c of connections) c.close();
   await client?.close();
   await sandbox?.close();
   await backends?.drop();

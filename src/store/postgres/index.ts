@@ -6,7 +6,8 @@ import { accountStore } from './accounts.ts';
 import { cacheStore } from './cache.ts';
 import { ledger } from './ledger.ts';
 import { requestLog } from './requests.ts';
-import { createPool, database, type PostgresOptions } from './pool.ts';
+import { BackendMonitor } from '../monitor.ts';
+import { createPool, database, probeOf, type PostgresOptions } from './pool.ts';
 import { checkSchema, migrate } from './schema.ts';
 
 export { MIGRATE_COMMAND, SchemaMismatchError, SCHEMA_VERSION } from './schema.ts';
@@ -29,12 +30,16 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export async function openPostgresStores(options: PostgresStoreOptions): Promise<Stores> {
   const pool = createPool(options);
   let closed = false;
-  const db = database(pool, () => closed);
+  const health = probeOf(options.url);
+  const monitor = new BackendMonitor('PostgreSQL', health.probe);
+  const db = database(pool, () => closed, monitor);
   const { query } = db;
   try {
     if (options.schema === 'migrate') await migrate(pool);
     else await checkSchema(pool);
   } catch (err) {
+    monitor.stop();
+    await health.close();
     await pool.end().catch(() => {});
     throw err;
   }
@@ -63,6 +68,8 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
       if (closed) return;
       await cache.flush().catch(() => {});
       closed = true;
+      monitor.stop();
+      await health.close();
       await pool.end();
     },
   };

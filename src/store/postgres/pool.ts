@@ -1,6 +1,7 @@
 // The connection pool to PostgreSQL, and the driver errors that mean "the database cannot be
 // used right now" (answered 503), as opposed to a mistake in the SQL or the data.
 import pg from 'pg';
+import type { BackendMonitor } from '../monitor.ts';
 import { StoreUnavailableError } from '../types.ts';
 
 export interface PostgresOptions {
@@ -9,8 +10,9 @@ export interface PostgresOptions {
   /** Connections per node; default 10. */
   maxConnections?: number;
   /**
-   * Bound on waiting for a connection and on every statement; default 1 s. A database that
-   * cannot answer within it is unavailable: the request gets a 503 instead of a hang.
+   * Bound on waiting for a connection (a busy node queues for one) and on every statement;
+   * default 5 s. A database that stops answering is found by the health probe within about
+   * two seconds, and calls then fail at once (monitor.ts).
    */
   timeoutMs?: number;
 }
@@ -23,7 +25,7 @@ const types = {
 };
 
 export function createPool(options: PostgresOptions): pg.Pool {
-  const timeoutMs = options.timeoutMs ?? 1_000;
+  const timeoutMs = options.timeoutMs ?? 5_000;
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.maxConnections ?? 10,
@@ -71,10 +73,41 @@ export interface Db {
   transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
 }
 
-/** The pool as the stores use it: every call fails with StoreUnavailableError once `isClosed()`. */
-export function database(pool: pg.Pool, isClosed: () => boolean): Db {
+/** A health probe on a connection of its own (not the pool's, where a busy node's queries wait). */
+export function probeOf(url: string): { probe: () => Promise<void>; close: () => Promise<void> } {
+  let client: pg.Client | null = null;
+  return {
+    async probe() {
+      try {
+        if (!client) {
+          const fresh = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000, query_timeout: 1_000, application_name: 'pagescrape-probe' });
+          fresh.on('error', () => {});
+          client = fresh;
+          await fresh.connect();
+        }
+        await client.query('SELECT 1');
+      } catch (error) {
+        const broken = client;
+        client = null;
+        await broken?.end().catch(() => {});
+        throw error;
+      }
+    },
+    async close() {
+      await client?.end().catch(() => {});
+      client = null;
+    },
+  };
+}
+
+/**
+ * The pool as the stores use it: every call fails with StoreUnavailableError once `isClosed()`,
+ * or at once while the monitor finds the database down.
+ */
+export function database(pool: pg.Pool, isClosed: () => boolean, monitor: BackendMonitor): Db {
   const open = () => {
     if (isClosed()) throw new StoreUnavailableError('PostgreSQL store is closed');
+    monitor.assertUp();
   };
   const counted = { n: 0 };
   return {

@@ -1,7 +1,10 @@
 // The connection to Redis, set up so that an outage fails fast: commands are never queued
 // while disconnected (the request gets a 503 at once instead of waiting for a reconnect), a
-// command that gets no answer times out, and the client reconnects by itself forever.
+// Redis that stops answering is found by a health probe on a connection of its own (and calls
+// then fail at once, monitor.ts), a command that gets no answer still times out, and the client
+// reconnects by itself forever.
 import { Redis } from 'ioredis';
+import { BackendMonitor } from '../monitor.ts';
 import { StoreUnavailableError } from '../types.ts';
 
 export interface RedisOptions {
@@ -9,7 +12,7 @@ export interface RedisOptions {
   url: string;
   /** Every key this service writes starts with it; default `pagescrape:`. */
   prefix?: string;
-  /** Bound on a command's answer and on connecting; default 1 s. */
+  /** Bound on a command's answer and on connecting; default 5 s (an outage is found by the probe sooner). */
   timeoutMs?: number;
 }
 
@@ -20,10 +23,11 @@ export interface RedisConnection {
   call<T>(fn: () => Promise<T>): Promise<T>;
   /** Commands run so far through `call`. */
   roundTrips(): number;
+  close(): void;
 }
 
 export function createRedis(options: RedisOptions): RedisConnection {
-  const timeoutMs = options.timeoutMs ?? 1_000;
+  const timeoutMs = options.timeoutMs ?? 5_000;
   const redis = new Redis(options.url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -37,11 +41,20 @@ export function createRedis(options: RedisOptions): RedisConnection {
   // logged by the library on every reconnection attempt.
   redis.on('error', () => {});
   let roundTrips = 0;
+  const probe = redis.duplicate({ connectTimeout: 1_000, commandTimeout: 1_000 });
+  probe.on('error', () => {});
+  const monitor = new BackendMonitor('Redis', () => probe.ping());
   return {
     redis,
     roundTrips: () => roundTrips,
+    close() {
+      monitor.stop();
+      probe.disconnect();
+      redis.disconnect();
+    },
     async call(fn) {
       roundTrips++;
+      monitor.assertUp();
       try {
         return await fn();
       } catch (err) {

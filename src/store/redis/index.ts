@@ -33,7 +33,7 @@ export async function withRedis(stores: Stores, options: RedisOptions): Promise<
     roundTrips: () => ({ ...stores.roundTrips?.(), redis: connection.roundTrips() }),
     async close() {
       flights.close();
-      redis.disconnect();
+      connection.close();
       await stores.close();
     },
   };
