@@ -220,14 +220,21 @@ describe('single-flight: identical live scrapes in flight share one upstream fet
 
   test('scrapes of different switches are not shared', async () => {
     const endpoint = byId('socialnet.profile');
+    const team = await h.newTeam(100, 1000);
+    // Every scrape waits until all three requests hold their credit: they are in flight together.
+    h.script = async (e) => {
+      await until(async () => (await h.stores.ledger.usage(team.team.id))?.pending === 3, 3000);
+      return fixtureResult(e);
+    };
     const calls = h.calls.length;
+    const as = { 'x-api-key': team.key };
     const responses = await Promise.all([
-      h.get(urlOf(endpoint, { businessHours: 'false' })),
-      h.get(urlOf(endpoint, { businessHours: 'true' })),
-      h.get(urlOf(endpoint, { businessHours: '0' })),
+      h.get(urlOf(endpoint, { businessHours: 'false' }), as),
+      h.get(urlOf(endpoint, { businessHours: 'true' }), as),
+      h.get(urlOf(endpoint, { businessHours: '0' }), as),
     ]);
     for (const response of responses) success(response);
-    assert.equal(h.calls.length, calls + 2);
+    assert.equal(h.calls.length, calls + 2, 'false and 0 are the same switch: one scrape for both');
   });
 });
 
