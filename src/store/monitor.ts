@@ -1,9 +1,13 @@
 // Knowing that a backend is down without making requests wait for it. A request's statements
 // and commands have generous timeouts (a busy node queues them; that is load, not an outage),
 // so they alone would hold requests for seconds when PostgreSQL or Redis stops answering.
-// Instead a probe on a connection of its own asks every half second; two probes in a row
+// Instead a probe on a connection of its own asks every half second; three probes in a row
 // that fail (or get no answer within a second) mark the backend down, and from then on every
 // call fails at once with StoreUnavailableError (503) until a probe succeeds again.
+//
+// A busy node's event loop may run the probe's timer late, after its answer has arrived but
+// before it was read: the timeout is only counted once the I/O already waiting has been
+// handled (setImmediate runs after the poll phase), so load alone does not mark a backend down.
 import { StoreUnavailableError } from './types.ts';
 
 export interface MonitorOptions {
@@ -26,7 +30,7 @@ export class BackendMonitor {
     this.#name = name;
     this.#probe = probe;
     this.#timeoutMs = options.timeoutMs ?? 1_000;
-    this.#failures = options.failures ?? 2;
+    this.#failures = options.failures ?? 3;
     this.#timer = setInterval(() => void this.#check(), options.intervalMs ?? 500);
     this.#timer.unref();
   }
@@ -44,16 +48,16 @@ export class BackendMonitor {
     if (this.#probing) return;
     this.#probing = true;
     let timer: NodeJS.Timeout | undefined;
+    const answered = this.#probe().then(
+      () => true,
+      () => false,
+    );
+    const timedOut = new Promise<false>((resolve) => {
+      timer = setTimeout(() => setImmediate(() => resolve(false)), this.#timeoutMs);
+    });
     try {
-      await Promise.race([
-        this.#probe(),
-        new Promise((_resolve, reject) => {
-          timer = setTimeout(() => reject(new Error('no answer')), this.#timeoutMs);
-        }),
-      ]);
-      this.#failed = 0;
-    } catch {
-      this.#failed++;
+      if (await Promise.race([answered, timedOut])) this.#failed = 0;
+      else this.#failed++;
     } finally {
       clearTimeout(timer);
       this.#probing = false;
