@@ -121,7 +121,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reapIntervalMs: options.reapIntervalMs ?? 5_000,
     recordsMaxAgeMs: (options.requestRecordsDays ?? 90) * DAY_MS,
   });
-  await app.register(recordsPlugin, { stores, now });
+  await app.register(recordsPlugin, { stores });
 
   const shutdown = new AbortController();
   app.decorate('abortScrapes', () => shutdown.abort());

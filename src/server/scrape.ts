@@ -5,7 +5,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { EndpointDeclaration, ExtractResult, Extractor, SharedState, TargetParams, UpstreamPosition } from '../endpoints/types.ts';
-import type { Flights, Stores } from '../store/types.ts';
+import type { Stores } from '../store/types.ts';
 import { isUpstreamOutcome, UpstreamOutcome } from '../upstream/outcomes.ts';
 import type { Upstream } from '../upstream/types.ts';
 import type { Caller } from './plugins/auth.ts';
@@ -14,7 +14,7 @@ import { canonicalJson, CURSOR_LIFETIME_MS, type CursorSealer } from './cursors.
 import { ApiError, JSON_TYPE, type ErrorCode } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { QueryValidator, queryAjv, type ParsedQuery } from './query.ts';
-import { sharedStates } from './shared-state.ts';
+import { joinFlight, sharedStates } from './shared-state.ts';
 
 // ajv-formats is CommonJS: its function is both module.exports and module.exports.default.
 const addFormats = addFormatsModule.default;
@@ -205,7 +205,7 @@ export class ScrapeService {
       return existing;
     }
     const flights = this.#stores.flights;
-    const promise = (flights ? acrossNodes(flights, key, deadline, run) : run()).finally(() => this.#inFlight.delete(key));
+    const promise = (flights ? joinFlight(flights, key, deadline, run, scrapeFailures) : run()).finally(() => this.#inFlight.delete(key));
     this.#inFlight.set(key, promise);
     return promise;
   }
@@ -270,31 +270,14 @@ export class ScrapeService {
   }
 }
 
-/** A scrape's outcome as it travels to the nodes waiting for it. */
-type FlightOutcome = { ok: true; json: string; scrapedAt: number } | { ok: false; code: ErrorCode; message: string; headers: Record<string, string> };
-
-/**
- * Runs `run` as the one scrape of `key` in the cluster, or takes the outcome of the node that
- * runs it. This node's own failure is rethrown as it was; another's is rebuilt from its code.
- */
-async function acrossNodes(flights: Flights, key: string, deadline: number, run: () => Promise<Scraped>): Promise<Scraped> {
-  let failure: { error: unknown } | null = null;
-  const serialised = await flights.join(key, deadline, async () => {
-    let outcome: FlightOutcome;
-    try {
-      outcome = { ok: true, ...(await run()) };
-    } catch (error) {
-      failure = { error };
-      const shared = error instanceof ApiError ? error : new ApiError('INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with this request id.');
-      outcome = { ok: false, code: shared.code, message: shared.message, headers: shared.headers };
-    }
-    return JSON.stringify(outcome);
-  });
-  if (failure) throw (failure as { error: unknown }).error;
-  const outcome = JSON.parse(serialised) as FlightOutcome;
-  if (!outcome.ok) throw new ApiError(outcome.code, outcome.message, { headers: outcome.headers });
-  return { json: outcome.json, scrapedAt: outcome.scrapedAt };
-}
+/** How a failed scrape travels to the nodes waiting for it: as the API error it answers with. */
+const scrapeFailures = {
+  describe: (error: unknown): { code: ErrorCode; message: string; headers: Record<string, string> } => {
+    const shared = error instanceof ApiError ? error : new ApiError('INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with this request id.');
+    return { code: shared.code, message: shared.message, headers: shared.headers };
+  },
+  rebuild: (failure: { code: ErrorCode; message: string; headers: Record<string, string> }) => new ApiError(failure.code, failure.message, { headers: failure.headers }),
+};
 
 /** Puts the extractor's data in the schema's field order, with `paging` and `fetchedAt`. */
 function assemble(

@@ -24,34 +24,47 @@ class MemoryKeyValue implements KeyValue {
   }
 }
 
-/** A load's outcome as it travels to the callers waiting on other nodes. */
-type Outcome = { ok: true; value: unknown } | { ok: false; kind: OutcomeKind; platform: string; message: string };
+/**
+ * Runs `run` as the one run of `key` in the cluster, or takes the result of the node that runs
+ * it. A failure travels as `describe` puts it and is rebuilt with `rebuild` on the other nodes;
+ * this node's own failure is rethrown as it was.
+ */
+export async function joinFlight<T, F>(
+  flights: Flights,
+  key: string,
+  deadline: number,
+  run: () => Promise<T>,
+  failures: { describe: (error: unknown) => F; rebuild: (failure: F) => Error },
+): Promise<T> {
+  let own: { error: unknown } | null = null;
+  const serialised = await flights.join(key, deadline, async () => {
+    try {
+      return JSON.stringify({ ok: true, value: await run() });
+    } catch (error) {
+      own = { error };
+      return JSON.stringify({ ok: false, failure: failures.describe(error) });
+    }
+  });
+  if (own) throw (own as { error: unknown }).error;
+  const outcome = JSON.parse(serialised) as { ok: true; value: T } | { ok: false; failure: F };
+  if (!outcome.ok) throw failures.rebuild(outcome.failure);
+  return outcome.value;
+}
+
+/** How a failed load of shared state travels: as the upstream outcome it was. */
+const upstreamFailures = (platform: string) => ({
+  describe: (error: unknown) => {
+    const known = isUpstreamOutcome(error) ? error : new UpstreamOutcome('transient', platform, 'the shared load failed');
+    return { kind: known.kind, message: known.message };
+  },
+  rebuild: (failure: { kind: OutcomeKind; message: string }) => new UpstreamOutcome(failure.kind, platform, failure.message),
+});
 
 export function sharedStates(stores: Pick<Stores, 'kv' | 'flights'>): (platform: string) => SharedState {
   const kv = stores.kv ?? new MemoryKeyValue();
   const flights: Flights | undefined = stores.flights;
   const inProcess = new Map<string, Promise<unknown>>();
   const states = new Map<string, SharedState>();
-
-  const acrossNodes = async <T>(key: string, deadline: number, load: () => Promise<T>): Promise<T> => {
-    if (!flights) return load();
-    let failure: { error: unknown } | null = null;
-    const serialised = await flights.join(`state:${key}`, deadline, async () => {
-      let outcome: Outcome;
-      try {
-        outcome = { ok: true, value: await load() };
-      } catch (error) {
-        failure = { error };
-        const known = isUpstreamOutcome(error) ? error : new UpstreamOutcome('transient', key.slice(0, key.indexOf(':')), 'the shared load failed');
-        outcome = { ok: false, kind: known.kind, platform: known.platform, message: known.message };
-      }
-      return JSON.stringify(outcome);
-    });
-    if (failure) throw (failure as { error: unknown }).error;
-    const outcome = JSON.parse(serialised) as Outcome;
-    if (!outcome.ok) throw new UpstreamOutcome(outcome.kind, outcome.platform, outcome.message);
-    return outcome.value as T;
-  };
 
   return (platform) => {
     let state = states.get(platform);
@@ -68,7 +81,8 @@ export function sharedStates(stores: Pick<Stores, 'kv' | 'flights'>): (platform:
         const key = `${platform}:${name}`;
         const running = inProcess.get(key);
         if (running) return running as Promise<T>;
-        const started = acrossNodes(key, deadline, load).finally(() => inProcess.delete(key));
+        const loaded = flights ? joinFlight(flights, `state:${key}`, deadline, load, upstreamFailures(platform)) : load();
+        const started = loaded.finally(() => inProcess.delete(key));
         inProcess.set(key, started);
         return started;
       },

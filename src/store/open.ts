@@ -72,7 +72,7 @@ function settle(dataDir: string): void {
   }
 }
 
-function openDatabase(config: Config, create: boolean): Stores {
+function openDatabase(config: Pick<Config, 'dataDir' | 'cacheMaxBytes'>, create: boolean): Stores {
   const stores = openSqliteStores({ path: databasePath(config), cacheMaxBytes: config.cacheMaxBytes, create });
   try {
     settle(config.dataDir);
@@ -84,7 +84,7 @@ function openDatabase(config: Config, create: boolean): Stores {
 }
 
 /** Opens the embedded store; refuses a used data directory whose database is gone. */
-function openEmbedded(config: Config): Stores {
+function openEmbedded(config: Pick<Config, 'dataDir' | 'cacheMaxBytes'>): Stores {
   const signs = signsOfUse(config.dataDir);
   try {
     return openDatabase(config, signs.length === 0);
@@ -103,7 +103,7 @@ type BackendConfig = Pick<Config, 'dataDir' | 'cacheMaxBytes' | 'databaseUrl' | 
 export async function openStores(config: BackendConfig): Promise<Stores> {
   const stores = config.databaseUrl
     ? await openPostgresStores({ url: config.databaseUrl, cacheMaxBytes: config.cacheMaxBytes, schema: config.migrateOnStart ? 'migrate' : 'check' })
-    : openEmbedded(config as Config);
+    : openEmbedded(config);
   if (!config.redisUrl) return stores;
   return withRedis(stores, { url: config.redisUrl, prefix: config.redisPrefix });
 }

@@ -7,6 +7,15 @@ import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
 import { byId, defaultScript, fixtureResult, startHarness, type Harness } from '../api/harness.ts';
 import { expectError, ledgerState, success, until, urlOf, variantQuery } from '../api/support.ts';
 
+/** A promise the test releases when it chooses. */
+function gate(): { opened: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { opened, release };
+}
+
 describe('two nodes on PostgreSQL + Redis', () => {
   let a: Harness;
   let b: Harness;
@@ -27,38 +36,34 @@ describe('two nodes on PostgreSQL + Redis', () => {
     const endpoint = byId('linkpage-b.page');
     const team = await a.newTeam(100, 1000);
     const url = urlOf(endpoint, {}, variantQuery(endpoint, 'across'));
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { opened, release } = gate();
     a.script = b.script = async (e) => {
-      await gate;
+      await opened;
       return fixtureResult(e);
     };
+    const calls = a.calls.length + b.calls.length;
     const first = a.get(url, { 'x-api-key': team.key });
-    await until(() => a.calls.length + b.calls.length === 1);
+    await until(() => a.calls.length + b.calls.length === calls + 1);
     const others = [...Array.from({ length: 5 }, () => b.get(url, { 'x-api-key': team.key })), ...Array.from({ length: 5 }, () => a.get(url, { 'x-api-key': team.key }))];
     await until(async () => (await ledgerState(a, team.team.id)).pending === 11, 3000);
     release();
     const bodies = [await first, ...(await Promise.all(others))].map(success);
-    assert.equal(a.calls.length + b.calls.length, 1, 'one upstream fetch for both nodes');
+    assert.equal(a.calls.length + b.calls.length, calls + 1, 'one upstream fetch for both nodes');
     for (const body of bodies) {
       assert.equal(body.meta.creditsCharged, 1);
       assert.deepEqual(body.data, bodies[0]?.data);
     }
-    assert.deepEqual(await ledgerState(a, team.team.id), { ...(await ledgerState(a, team.team.id)), balance: 89, sum: 89, pending: 0 });
+    const state = await ledgerState(a, team.team.id);
+    assert.deepEqual([state.balance, state.sum, state.pending], [89, 89, 0]);
   });
 
   test("the other node's failure is every waiter's failure, refunded", async () => {
     const endpoint = byId('shopfront.shop');
     const team = await a.newTeam(100, 1000);
     const url = urlOf(endpoint, {}, variantQuery(endpoint, 'fails-across'));
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { opened, release } = gate();
     a.script = b.script = async (e) => {
-      await gate;
+      await opened;
       throw new UpstreamOutcome('blocked', e.platform, 'captcha');
     };
     const calls = a.calls.length + b.calls.length;

@@ -108,25 +108,19 @@ describe('backend outages on PostgreSQL + Redis', () => {
     await assertLedgerMatchesAnswers();
   });
 
-  test('PostgreSQL refusing connections: 503 within 2 s; back: service resumes by itself', async () => {
-    await proxy.set('refuse');
-    await noticed('postgres');
-    await expectUnavailableFast('PostgreSQL refusing');
-    expectNotReady(await h.app.inject({ method: 'GET', url: '/readyz' }), { postgres: 'down', redis: 'up' });
-    await proxy.set('pass');
-    await recovered();
-    answered200++;
-    await assertLedgerMatchesAnswers();
-  });
-
-  test('PostgreSQL partitioned (nothing answers): 503 within 2 s, never a hang; back: service resumes', async () => {
-    await proxy.set('blackhole');
-    await noticed('postgres');
-    await expectUnavailableFast('PostgreSQL partitioned');
-    expectNotReady(await h.app.inject({ method: 'GET', url: '/readyz' }), { postgres: 'down', redis: 'up' });
-    await proxy.set('pass');
-    await recovered();
-    answered200++;
-    await assertLedgerMatchesAnswers();
-  });
+  for (const [mode, what] of [
+    ['refuse', 'refusing connections'],
+    ['blackhole', 'partitioned (nothing answers, never a hang)'],
+  ] as const) {
+    test(`PostgreSQL ${what}: 503 within 2 s, /readyz names it; back: service resumes by itself`, async () => {
+      await proxy.set(mode);
+      await noticed('postgres');
+      await expectUnavailableFast(`PostgreSQL ${what}`);
+      expectNotReady(await h.app.inject({ method: 'GET', url: '/readyz' }), { postgres: 'down', redis: 'up' });
+      await proxy.set('pass');
+      await recovered();
+      answered200++;
+      await assertLedgerMatchesAnswers();
+    });
+  }
 });

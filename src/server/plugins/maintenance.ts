@@ -1,7 +1,7 @@
-// Periodic work while the app is open: refunds of abandoned reservations (every 5 s, so that
-// one is refunded within 10 s of its deadline, by whichever node sweeps first) and cache
-// pruning and the deletion of old request records (every 30 s), once when the app is ready and then at their intervals;
-// `app.maintain()` runs both on demand.
+// Periodic work while the app is open, once when it is ready and then at intervals: refunds of
+// abandoned reservations (every 5 s, so that one is refunded within 10 s of its deadline, by
+// whichever node sweeps first), and cache pruning with the deletion of old request records
+// (every 30 s). `app.maintain()` runs both on demand.
 import type { FastifyInstance, FastifyPluginCallback } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Stores } from '../../store/types.ts';

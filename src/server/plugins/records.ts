@@ -21,7 +21,6 @@ declare module 'fastify' {
 
 export interface RecordsOptions {
   stores: Stores;
-  now: () => number;
 }
 
 const records: FastifyPluginCallback<RecordsOptions> = (app, { stores }, done) => {

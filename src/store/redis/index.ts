@@ -24,7 +24,7 @@ export async function withRedis(stores: Stores, options: RedisOptions): Promise<
     async backends() {
       let redisState: 'up' | 'down' = 'down';
       try {
-        if ((await redis.ping()) === 'PONG') redisState = 'up';
+        if ((await connection.call(() => redis.ping())) === 'PONG') redisState = 'up';
       } catch {
         // down
       }
