@@ -81,7 +81,16 @@ interface Answer {
 
 /** One request; every answer, HAProxy's own included, must be the API's JSON. */
 async function get(base: string, path: string, key: string): Promise<Answer> {
-  const response = await fetch(`${base}${path}`, { headers: { 'x-api-key': key }, signal: AbortSignal.timeout(20_000), dispatcher });
+  let response;
+  try {
+    response = await fetch(`${base}${path}`, { headers: { 'x-api-key': key }, signal: AbortSignal.timeout(20_000), dispatcher });
+  } catch (error) {
+    // A reused connection closed by the other side before any answer: sent again once, as
+    // HTTP clients do with a GET. (Seen about once in two full runs, cause not found; see the
+    // issue notes.) A request that got an answer is never sent twice.
+    if ((error as { cause?: { code?: string } }).cause?.code !== 'UND_ERR_SOCKET') throw error;
+    response = await fetch(`${base}${path}`, { headers: { 'x-api-key': key }, signal: AbortSignal.timeout(20_000), dispatcher });
+  }
   const text = await response.text();
   assert.equal(response.headers.get('content-type'), 'application/json; charset=utf-8', `${response.status} from ${base}: ${text.slice(0, 200)}`);
   return { status: response.status, body: JSON.parse(text) as Answer['body'] };
