@@ -52,6 +52,8 @@ export interface Config {
   redisUrl: string | undefined;
   /** Prefix of every Redis key the service writes (`REDIS_PREFIX`, default `pagescrape:`). */
   redisPrefix: string;
+  /** Bound on the cache entries Redis holds in front of PostgreSQL (`REDIS_CACHE_MAX_BYTES`, default 256 MiB). */
+  redisCacheMaxBytes: number;
   /** `MIGRATE=auto`: apply missing PostgreSQL migrations at start instead of refusing to start. */
   migrateOnStart: boolean;
   /** Days request records are kept (`REQUEST_RECORDS_DAYS`, default 90). */
@@ -184,6 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: backendUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: backendUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: env.REDIS_PREFIX || 'pagescrape:',
+    redisCacheMaxBytes: integer(env, 'REDIS_CACHE_MAX_BYTES', 256 * 1024 * 1024, 1024),
     migrateOnStart: migrateSetting(env.MIGRATE),
     requestRecordsDays: integer(env, 'REQUEST_RECORDS_DAYS', 90, 1),
   };

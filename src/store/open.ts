@@ -94,7 +94,7 @@ function openEmbedded(config: Pick<Config, 'dataDir' | 'cacheMaxBytes'>): Stores
   }
 }
 
-type BackendConfig = Pick<Config, 'dataDir' | 'cacheMaxBytes' | 'databaseUrl' | 'redisUrl' | 'redisPrefix' | 'migrateOnStart'>;
+type BackendConfig = Pick<Config, 'dataDir' | 'cacheMaxBytes' | 'databaseUrl' | 'redisUrl' | 'redisPrefix' | 'redisCacheMaxBytes' | 'migrateOnStart'>;
 
 /**
  * Opens the configured stores. On PostgreSQL, refuses a database whose schema is not this
@@ -105,7 +105,7 @@ export async function openStores(config: BackendConfig): Promise<Stores> {
     ? await openPostgresStores({ url: config.databaseUrl, cacheMaxBytes: config.cacheMaxBytes, schema: config.migrateOnStart ? 'migrate' : 'check' })
     : openEmbedded(config);
   if (!config.redisUrl) return stores;
-  return withRedis(stores, { url: config.redisUrl, prefix: config.redisPrefix });
+  return withRedis(stores, { url: config.redisUrl, prefix: config.redisPrefix, cacheMaxBytes: config.redisCacheMaxBytes });
 }
 
 /** `admin migrate`: brings the PostgreSQL database to this program's schema. */

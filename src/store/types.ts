@@ -144,6 +144,24 @@ export interface RateLimiter {
   hit(key: string, limit: number, windowMs: number, now?: number): Promise<RateDecision>;
 }
 
+/** A request let in: its caller, and its place under the team's rate limit. */
+export interface Admission {
+  key: ApiKeyRecord;
+  hash: string;
+  team: Team;
+  decision: RateDecision;
+}
+
+/**
+ * The door of every API request: the active key with this hash and its team (balance and rate
+ * limit current), with the request counted against the team's rolling limit (limiter key
+ * `team:<id>`, `team.rateLimit` per `windowMs`). Null, with nothing counted, when no active
+ * key has this hash.
+ */
+export interface Gate {
+  admit(hash: string, windowMs: number, now: number): Promise<Admission | null>;
+}
+
 /** One API request of a known caller, as it was answered. */
 export interface RequestRecord {
   requestId: string;
@@ -221,6 +239,11 @@ export interface Stores {
   cache: CacheStore;
   requests: RequestLog;
   limiter: RateLimiter;
+  /**
+   * Admits in fewer round trips than a key lookup followed by a limiter call (a cluster: keys a
+   * node has seen, checked by the limiter's own Redis call); absent: `lookupGate`.
+   */
+  gate?: Gate;
   /** Shares identical scrapes across nodes; absent on a single node (they are shared in-process). */
   flights?: Flights;
   /** The platforms' shared state across nodes; absent on a single node (kept in-process). */

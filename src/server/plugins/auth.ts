@@ -1,13 +1,15 @@
-// Authentication of API routes, the first thing their requests pass after the gate: the
-// caller (team and key) from a valid key, or 401; failing attempts are limited per address.
+// Admission to API routes, the first thing their requests pass: the caller (team and key) from
+// a valid key, or 401, with failing attempts limited per address; then the team's rolling rate
+// limit, with the x-ratelimit-* headers on every answer that passed it, or 429.
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { RateLimiter, Stores, Team } from '../../store/types.ts';
+import { lookupGate } from '../../store/gate.ts';
+import type { Admission, Gate, RateLimiter, Stores, Team } from '../../store/types.ts';
 import { addressKey } from '../connections.ts';
 import { ApiError } from '../errors.ts';
 import { hashKey, looksLikeKey, sameHash } from '../keys.ts';
 import { everyWhileOpen } from './maintenance.ts';
-import { RATE_WINDOW_MS, rateLimited } from './rate-limit.ts';
+import { RATE_WINDOW_MS, rateHeaders, rateLimited } from './rate-limit.ts';
 
 /** Failed authentications allowed per client address per window; further failing ones get 429. */
 export const AUTH_FAILURES_PER_WINDOW = 30;
@@ -56,28 +58,23 @@ function presentedKey(request: FastifyRequest): { key: string | null; conflict: 
 }
 
 /**
- * The caller of a request with a valid key. Only failing attempts are limited per client
- * address (`request.ip`, which is the forwarded address behind a trusted proxy): a valid key is
- * never refused by that limit, so that one client's bad key cannot lock out the others behind
- * the same NAT, proxy or load balancer. A valid key costs one key lookup and nothing more.
+ * The admission of a request with a valid key, counted against its team's rate limit. Only
+ * failing attempts are limited per client address (`request.ip`, which is the forwarded address
+ * behind a trusted proxy): a valid key is never refused by that limit, so that one client's bad
+ * key cannot lock out the others behind the same NAT, proxy or load balancer. A valid key costs
+ * what the gate costs (a key lookup and a limiter call, or one Redis call on a cluster).
  */
-async function authenticate(
-  request: FastifyRequest,
-  stores: Stores,
-  limiter: RateLimiter,
-  keyUse: KeyUseRecorder,
-  now: number,
-): Promise<Caller> {
+async function admit(request: FastifyRequest, gate: Gate, limiter: RateLimiter, keyUse: KeyUseRecorder, now: number): Promise<Admission> {
   const { key, conflict } = presentedKey(request);
-  let found: Awaited<ReturnType<Stores['accounts']['findActiveKey']>> = null;
+  let admitted: Admission | null = null;
   let hash = '';
   if (!conflict && key !== null && looksLikeKey(key)) {
     hash = hashKey(key);
-    found = await stores.accounts.findActiveKey(hash);
+    admitted = await gate.admit(hash, RATE_WINDOW_MS, now);
   }
-  if (found !== null && sameHash(found.hash, hash)) {
-    keyUse.touch(found.key.id, new Date(now).toISOString());
-    return { team: found.team, keyId: found.key.id };
+  if (admitted !== null && sameHash(admitted.hash, hash)) {
+    keyUse.touch(admitted.key.id, new Date(now).toISOString());
+    return admitted;
   }
   // A failure counts only while the address is under its limit; past it, failures are 429
   // until the rolling window frees (the refused ones are not counted, so it does free).
@@ -110,14 +107,17 @@ const auth: FastifyPluginCallback<AuthOptions> = (app, { stores, now, keyUseFlus
   const keyUse = new KeyUseRecorder(stores);
   everyWhileOpen(app, keyUseFlushMs, () => keyUse.flush(), 'key use flush');
   app.addHook('onClose', () => keyUse.flush());
+  const gate = stores.gate ?? lookupGate(stores);
   app.decorateRequest('caller', null as unknown as Caller);
-  app.addHook('onRequest', async (request) => {
-    const caller = await authenticate(request, stores, stores.limiter, keyUse, now());
-    request.caller = caller;
-    request.state.team = caller.team.id;
+  app.addHook('onRequest', async (request, reply) => {
+    const { team, key, decision } = await admit(request, gate, stores.limiter, keyUse, now());
+    request.caller = { team, keyId: key.id };
+    request.state.team = team.id;
+    rateHeaders(reply, decision);
+    if (!decision.allowed) throw rateLimited(decision, `Rate limit of ${decision.limit} requests per 60 seconds exceeded.`);
   });
   done();
 };
 
-/** Authenticates every route of the context it is registered in. */
+/** Authenticates and rate-limits every route of the context it is registered in. */
 export const authPlugin = fp(auth, { name: 'auth', dependencies: ['metrics'] });

@@ -8,7 +8,6 @@ import type { ParsedQuery } from '../query.ts';
 import type { EndpointRuntime, ScrapeService } from '../scrape.ts';
 import { authPlugin } from './auth.ts';
 import { routeSchema } from './openapi.ts';
-import { rateLimitPlugin } from './rate-limit.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -36,7 +35,6 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
     done();
   });
   await api.register(authPlugin, { stores, now, keyUseFlushMs });
-  await api.register(rateLimitPlugin, { limiter: stores.limiter, now });
 
   for (const runtime of runtimes) {
     const { endpoint } = runtime;

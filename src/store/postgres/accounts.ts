@@ -1,13 +1,35 @@
 // Teams and their API keys on PostgreSQL (only hashes of the keys are stored).
 //
-// Keys are read from the database on every request, never remembered by a node: a key revoked
-// on any node (or with the CLI) fails from the very next request everywhere, whatever happened
-// to Redis meanwhile, and the team's balance and rate limit are current. It is one indexed read.
+// Every revocation of a key and every change of a team's settings also raises the team's
+// `keys_version`, in the same statement, and tells the watcher: a cluster's nodes remember keys
+// they have seen only while the copy of that version in Redis matches (redis/gate.ts), so a
+// revocation holds on every node from the next request on. On its own (no Redis) a node reads
+// the key here on every request.
 import type { AccountStore, ApiKeyRecord, NewTeam, Team } from '../types.ts';
 import { checkTeamFields, newId } from '../rules.ts';
 import type { Db } from './pool.ts';
 
 type Row = Record<string, unknown>;
+
+/** A team's versions: `keys` rises with each revocation and settings change, `balance` with each change of its credits. */
+export interface TeamVersions {
+  keys: number;
+  balance: number;
+}
+
+export type FoundKey = NonNullable<Awaited<ReturnType<AccountStore['findActiveKey']>>> & { versions: TeamVersions };
+
+/** Told of every change committed to a team's keys or credits (a cluster's copies in Redis). */
+export interface TeamWatcher {
+  /** Awaited: the change's caller hears of a failure, since nodes may not see the change until it is told. */
+  keysChanged(teamId: string, keysVersion: number): Promise<void>;
+  /** Best effort: a copy that missed it is refreshed by a later change or when it expires. */
+  balanceChanged(teamId: string, balanceVersion: number, credits: number): void;
+}
+
+export interface PostgresAccountStore extends AccountStore {
+  findActiveKey(hash: string): Promise<FoundKey | null>;
+}
 
 const iso = (value: unknown): string => (value as Date).toISOString();
 const isoOrNull = (value: unknown): string | null => (value === null ? null : iso(value));
@@ -34,7 +56,7 @@ const toKey = (r: Row): ApiKeyRecord => ({
   revokedAt: isoOrNull(r.revoked_at),
 });
 
-export function accountStore({ query, transaction }: Db): AccountStore {
+export function accountStore({ query, transaction }: Db, watcher: () => TeamWatcher | undefined): PostgresAccountStore {
   return {
     async createTeam(team: NewTeam): Promise<Team> {
       checkTeamFields(team);
@@ -66,10 +88,13 @@ export function accountStore({ query, transaction }: Db): AccountStore {
     async updateTeam(id: string, changes: { rateLimit?: number; name?: string }): Promise<Team | null> {
       checkTeamFields(changes);
       const { rows } = await query(
-        `UPDATE teams SET name = coalesce($1, name), rate_limit = coalesce($2, rate_limit) WHERE id = $3 RETURNING ${TEAM_COLS}`,
+        `UPDATE teams SET name = coalesce($1, name), rate_limit = coalesce($2, rate_limit), keys_version = keys_version + 1
+          WHERE id = $3 RETURNING ${TEAM_COLS}, keys_version`,
         [changes.name ?? null, changes.rateLimit ?? null, id],
       );
-      return rows[0] ? toTeam(rows[0]) : null;
+      if (!rows[0]) return null;
+      await watcher()?.keysChanged(id, rows[0].keys_version as number);
+      return toTeam(rows[0]);
     },
 
     async createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string }): Promise<ApiKeyRecord> {
@@ -83,10 +108,11 @@ export function accountStore({ query, transaction }: Db): AccountStore {
       return toKey(rows[0]);
     },
 
-    async findActiveKey(hash: string): Promise<{ key: ApiKeyRecord; hash: string; team: Team } | null> {
+    async findActiveKey(hash: string): Promise<FoundKey | null> {
       const { rows } = await query(
         `SELECT k.id, k.team_id, k.name, k.prefix, k.last4, k.created_at, k.last_used_at, k.revoked_at,
-                t.name AS t_name, t.credits AS t_credits, t.rate_limit AS t_rate_limit, t.created_at AS t_created_at
+                t.name AS t_name, t.credits AS t_credits, t.rate_limit AS t_rate_limit, t.created_at AS t_created_at,
+                t.keys_version, t.balance_version
            FROM api_keys k JOIN teams t ON t.id = k.team_id
           WHERE k.hash = $1 AND k.revoked_at IS NULL`,
         [hash],
@@ -97,6 +123,7 @@ export function accountStore({ query, transaction }: Db): AccountStore {
         key: toKey(r),
         hash,
         team: toTeam({ id: r.team_id, name: r.t_name, credits: r.t_credits, rate_limit: r.t_rate_limit, created_at: r.t_created_at }),
+        versions: { keys: r.keys_version as number, balance: r.balance_version as number },
       };
     },
 
@@ -105,7 +132,20 @@ export function accountStore({ query, transaction }: Db): AccountStore {
     },
 
     async revokeKey(id: string): Promise<boolean> {
-      return ((await query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [id])).rowCount ?? 0) > 0;
+      const { rows } = await query(
+        `WITH revoked AS (UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING team_id)
+         UPDATE teams t SET keys_version = t.keys_version + 1 FROM revoked WHERE t.id = revoked.team_id RETURNING t.id, t.keys_version`,
+        [id],
+      );
+      if (rows[0]) {
+        await watcher()?.keysChanged(rows[0].id as string, rows[0].keys_version as number);
+        return true;
+      }
+      // Already revoked: tell the watcher again, so that running the revocation again repairs a
+      // copy that an earlier run could not reach.
+      const team = (await query('SELECT t.id, t.keys_version FROM api_keys k JOIN teams t ON t.id = k.team_id WHERE k.id = $1', [id])).rows[0];
+      if (team) await watcher()?.keysChanged(team.id as string, team.keys_version as number);
+      return false;
     },
 
     async recordKeyUse(lastUsed: ReadonlyMap<string, string>): Promise<void> {

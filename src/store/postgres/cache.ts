@@ -12,7 +12,7 @@ const MAX_TOUCHED = 10_000;
 const PRUNE_BATCH = 500;
 
 const SQL = {
-  get: 'SELECT value, stored_at FROM cache WHERE key = $1',
+  get: 'SELECT value, stored_at, target FROM cache WHERE key = $1',
   set: `INSERT INTO cache (key, target, value, stored_at, accessed_at, size) VALUES ($1, $2, $3, $4, $5, $6)
         ON CONFLICT (key) DO UPDATE SET target = excluded.target, value = excluded.value,
           stored_at = excluded.stored_at, accessed_at = excluded.accessed_at, size = excluded.size`,
@@ -32,7 +32,13 @@ const SQL = {
     SELECT count(*) AS n, coalesce(sum(size), 0)::bigint AS bytes FROM dropped`,
 };
 
-export function cacheStore(query: Query, maxBytes: number, maxAgeMs: number): CacheStore & { flush(): Promise<void> } {
+/** The cache on PostgreSQL: it also hands out an entry's target, and takes note of reads served elsewhere (its eviction goes by them; redis/cache.ts). */
+export interface DurableCache extends CacheStore {
+  read(key: string): Promise<(CachedEntry & { target: string }) | null>;
+  touch(key: string, at: number): void;
+}
+
+export function cacheStore(query: Query, maxBytes: number, maxAgeMs: number): DurableCache & { flush(): Promise<void> } {
   let touched = new Map<string, number>();
 
   const flush = async (): Promise<void> => {
@@ -47,17 +53,29 @@ export function cacheStore(query: Query, maxBytes: number, maxAgeMs: number): Ca
     }
   };
 
+  const touch = (key: string, at: number): void => {
+    touched.set(key, at);
+    // A read must not fail because access times could not be written.
+    if (touched.size >= MAX_TOUCHED) flush().catch(() => {});
+  };
+
+  const read = async (key: string): Promise<(CachedEntry & { target: string }) | null> => {
+    const row = (await query(SQL.get, [key])).rows[0];
+    if (!row) return null;
+    touch(key, Date.now());
+    return { bytes: Buffer.from(row.value as string), storedAt: row.stored_at as number, target: row.target as string };
+  };
+
   return {
     flush,
 
     async get(key: string): Promise<CachedEntry | null> {
-      const row = (await query(SQL.get, [key])).rows[0];
-      if (!row) return null;
-      touched.set(key, Date.now());
-      // A read must not fail because access times could not be written.
-      if (touched.size >= MAX_TOUCHED) flush().catch(() => {});
-      return { bytes: Buffer.from(row.value as string), storedAt: row.stored_at as number };
+      const entry = await read(key);
+      return entry && { bytes: entry.bytes, storedAt: entry.storedAt };
     },
+
+    read,
+    touch,
 
     async set(key: string, target: string, entry: CacheEntry): Promise<void> {
       const size = Buffer.byteLength(entry.value) + Buffer.byteLength(key) + Buffer.byteLength(target);

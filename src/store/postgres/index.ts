@@ -2,8 +2,8 @@
 // node. One file per concern: pool.ts, schema.ts, accounts.ts, ledger.ts, cache.ts.
 import { InProcessRateLimiter } from '../memory-limiter.ts';
 import { databaseState, type Stores } from '../types.ts';
-import { accountStore } from './accounts.ts';
-import { cacheStore } from './cache.ts';
+import { accountStore, type PostgresAccountStore, type TeamWatcher } from './accounts.ts';
+import { cacheStore, type DurableCache } from './cache.ts';
 import { ledger } from './ledger.ts';
 import { requestLog } from './requests.ts';
 import { BackendMonitor } from '../monitor.ts';
@@ -11,6 +11,19 @@ import { createPool, database, probeOf, type PostgresOptions } from './pool.ts';
 import { checkSchema, migrate } from './schema.ts';
 
 export { MIGRATE_COMMAND, SchemaMismatchError, SCHEMA_VERSION } from './schema.ts';
+export type { FoundKey, PostgresAccountStore, TeamWatcher } from './accounts.ts';
+
+/** The PostgreSQL stores, with what a cluster's Redis layer keeps copies of (redis/gate.ts). */
+export interface PostgresStores extends Stores {
+  accounts: PostgresAccountStore;
+  cache: DurableCache;
+  /** Entries scraped longer ago than this are dropped from the cache. */
+  cacheMaxAgeMs: number;
+  /** Tells `watcher` of every change committed to a team's keys or credits from now on. */
+  watchTeams(watcher: TeamWatcher): void;
+}
+
+export const isPostgresStores = (stores: Stores): stores is PostgresStores => 'watchTeams' in stores;
 
 export interface PostgresStoreOptions extends PostgresOptions {
   /** Bound on the cache's total size (value, key and target bytes); default 1 GiB. */
@@ -27,7 +40,7 @@ export interface PostgresStoreOptions extends PostgresOptions {
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Opens the PostgreSQL stores; the limiter is in-process until a Redis one replaces it. */
-export async function openPostgresStores(options: PostgresStoreOptions): Promise<Stores> {
+export async function openPostgresStores(options: PostgresStoreOptions): Promise<PostgresStores> {
   const pool = createPool(options);
   let closed = false;
   const health = probeOf(options.url);
@@ -43,11 +56,14 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     await pool.end().catch(() => {});
     throw err;
   }
-  const cache = cacheStore(query, options.cacheMaxBytes ?? 1024 ** 3, options.cacheMaxAgeMs ?? 30 * DAY_MS);
-  const stores: Stores = {
-    accounts: accountStore(db),
-    ledger: ledger(query),
+  const cacheMaxAgeMs = options.cacheMaxAgeMs ?? 30 * DAY_MS;
+  const cache = cacheStore(query, options.cacheMaxBytes ?? 1024 ** 3, cacheMaxAgeMs);
+  let watcher: TeamWatcher | undefined;
+  const stores: PostgresStores = {
+    accounts: accountStore(db, () => watcher),
+    ledger: ledger(query, () => watcher),
     cache,
+    cacheMaxAgeMs,
     requests: requestLog(query),
     limiter: new InProcessRateLimiter(),
     async ping(): Promise<void> {
@@ -64,6 +80,9 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
       return { postgres: await databaseState(stores) };
     },
     roundTrips: () => ({ postgres: db.roundTrips() }),
+    watchTeams(w) {
+      watcher = w;
+    },
     async close(): Promise<void> {
       if (closed) return;
       await cache.flush().catch(() => {});

@@ -4,25 +4,31 @@
 // conditional update `credits >= amount` takes the team's row lock, so racing reservations on
 // any number of nodes are serialised by the database and never take the balance below zero,
 // and the ledger row is written in the same statement. No read-then-write, and one round trip.
+// Each change also raises the team's `balance_version` and tells the watcher (a cluster's copy
+// of the balance in Redis, read by cache hits).
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { Ledger, LedgerEntry, ReserveResult, Usage } from '../types.ts';
 import { checkPositiveInt, newId } from '../rules.ts';
+import type { TeamWatcher } from './accounts.ts';
 import type { Query } from './pool.ts';
 
 const REFUND_BATCH = 500;
 
 const SQL = {
   addCredits: `
-    WITH credited AS (UPDATE teams SET credits = credits + $2 WHERE id = $1 RETURNING id, credits),
+    WITH credited AS (UPDATE teams SET credits = credits + $2, balance_version = balance_version + 1 WHERE id = $1
+                      RETURNING id, credits, balance_version),
          entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT id, $2, 'topup', $3 FROM credited)
-    SELECT credits FROM credited`,
+    SELECT credits, balance_version FROM credited`,
   // `current` is read from the statement's snapshot, so it is the balance a failed debit saw.
   reserve: `
-    WITH debited AS (UPDATE teams SET credits = credits - $2 WHERE id = $1 AND credits >= $2 RETURNING id, credits),
+    WITH debited AS (UPDATE teams SET credits = credits - $2, balance_version = balance_version + 1 WHERE id = $1 AND credits >= $2
+                     RETURNING id, credits, balance_version),
          entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT id, -$2, 'charge', $3 FROM debited),
          held AS (INSERT INTO reservations (id, team_id, request_id, amount, deadline, state)
                   SELECT $4, id, $3, $2, $5, 'pending' FROM debited)
-    SELECT (SELECT credits FROM debited) AS after, (SELECT credits FROM teams WHERE id = $1) AS current`,
+    SELECT (SELECT credits FROM debited) AS after, (SELECT balance_version FROM debited) AS version,
+           (SELECT credits FROM teams WHERE id = $1) AS current`,
   commit: `
     WITH kept AS (UPDATE reservations SET state = 'committed' WHERE id = $1 AND state = 'pending' RETURNING id)
     SELECT r.state, (SELECT count(*) FROM kept) AS kept, t.credits
@@ -30,9 +36,10 @@ const SQL = {
   refund: `
     WITH given AS (UPDATE reservations SET state = 'refunded' WHERE id = $1 AND state = 'pending'
                    RETURNING team_id, amount, request_id),
-         credited AS (UPDATE teams t SET credits = t.credits + g.amount FROM given g WHERE t.id = g.team_id RETURNING t.credits),
+         credited AS (UPDATE teams t SET credits = t.credits + g.amount, balance_version = t.balance_version + 1
+                        FROM given g WHERE t.id = g.team_id RETURNING t.credits, t.balance_version),
          entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT team_id, amount, 'refund', request_id FROM given)
-    SELECT (SELECT credits FROM credited) AS after, t.credits AS before
+    SELECT (SELECT credits FROM credited) AS after, (SELECT balance_version FROM credited) AS version, t.id AS team_id, t.credits AS before
       FROM reservations r JOIN teams t ON t.id = r.team_id WHERE r.id = $1`,
   // SKIP LOCKED: nodes sweeping at the same time take disjoint reservations, and one that a
   // request is settling right now is left to that request.
@@ -42,9 +49,11 @@ const SQL = {
          given AS (UPDATE reservations r SET state = 'refunded' FROM due WHERE r.id = due.id AND r.state = 'pending'
                    RETURNING r.team_id, r.amount, r.request_id),
          per_team AS (SELECT team_id, sum(amount)::bigint AS amount FROM given GROUP BY team_id),
-         credited AS (UPDATE teams t SET credits = t.credits + p.amount FROM per_team p WHERE t.id = p.team_id),
+         credited AS (UPDATE teams t SET credits = t.credits + p.amount, balance_version = t.balance_version + 1
+                        FROM per_team p WHERE t.id = p.team_id RETURNING t.id, t.credits, t.balance_version),
          entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT team_id, amount, 'refund', request_id FROM given)
-    SELECT (SELECT count(*) FROM due) AS due, (SELECT count(*) FROM given) AS given`,
+    SELECT (SELECT count(*) FROM due) AS due, (SELECT count(*) FROM given) AS given,
+           (SELECT coalesce(json_agg(json_build_array(id, credits, balance_version)), '[]') FROM credited) AS teams`,
   balance: 'SELECT credits FROM teams WHERE id = $1',
   entries: 'SELECT id, team_id, amount, reason, request_id, created_at FROM ledger WHERE team_id = $1 ORDER BY id DESC LIMIT $2',
   // One statement, so the sums, the count and the balance are one snapshot.
@@ -68,13 +77,15 @@ const toEntry = (r: Row): LedgerEntry => ({
   createdAt: (r.created_at as Date).toISOString(),
 });
 
-export function ledger(query: Query): Ledger {
+export function ledger(query: Query, watcher: () => TeamWatcher | undefined): Ledger {
   const one = async (text: string, values: unknown[]): Promise<Row | undefined> => (await query(text, values)).rows[0];
+  const changed = (teamId: string, version: unknown, credits: unknown) => watcher()?.balanceChanged(teamId, version as number, credits as number);
   return {
     async addCredits(teamId: string, amount: number, requestId: string | null = null): Promise<number> {
       checkPositiveInt('credit amount', amount);
       const row = await one(SQL.addCredits, [teamId, amount, requestId]);
       if (!row) throw new Error(`unknown team ${teamId}`);
+      changed(teamId, row.balance_version, row.credits);
       return row.credits as number;
     },
 
@@ -83,7 +94,10 @@ export function ledger(query: Query): Ledger {
       if (!Number.isFinite(deadline)) throw new RangeError(`deadline must be epoch ms, got ${deadline}`);
       const reservationId = newId('res');
       const row = (await one(SQL.reserve, [teamId, amount, requestId, reservationId, Math.trunc(deadline)])) as Row;
-      if (row.after !== null) return { ok: true, reservationId, balance: row.after as number };
+      if (row.after !== null) {
+        changed(teamId, row.version, row.after);
+        return { ok: true, reservationId, balance: row.after as number };
+      }
       if (row.current === null) throw new Error(`unknown team ${teamId}`);
       return { ok: false, balance: row.current as number };
     },
@@ -99,6 +113,7 @@ export function ledger(query: Query): Ledger {
       const row = await one(SQL.refund, [reservationId]);
       if (!row) throw new Error(`unknown reservation ${reservationId}`);
       const refunded = row.after !== null;
+      if (refunded) changed(row.team_id as string, row.version, row.after);
       return { refunded, balance: (refunded ? row.after : row.before) as number };
     },
 
@@ -107,6 +122,7 @@ export function ledger(query: Query): Ledger {
       for (;;) {
         const row = (await one(SQL.refundExpired, [Math.trunc(now), REFUND_BATCH])) as Row;
         total += row.given as number;
+        for (const [teamId, credits, version] of row.teams as [string, number, number][]) changed(teamId, version, credits);
         if ((row.due as number) < REFUND_BATCH) return total;
         await yieldToEvents();
       }

@@ -94,6 +94,17 @@ export const MIGRATIONS: readonly { name: string; sql: string }[] = [
     CREATE INDEX requests_at ON requests (at);
     `,
   },
+  {
+    name: 'team versions',
+    // keys_version grows with every revocation and change of a team's settings, and
+    // balance_version with every change of its credits, in the same statement: nodes keep a copy
+    // of a team's keys and balance in Redis and trust it only while these versions match.
+    sql: `
+    ALTER TABLE teams
+      ADD COLUMN keys_version bigint NOT NULL DEFAULT 0,
+      ADD COLUMN balance_version bigint NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

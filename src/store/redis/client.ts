@@ -12,6 +12,8 @@ export interface RedisOptions {
   url: string;
   /** Every key this service writes starts with it; default `pagescrape:`. */
   prefix?: string;
+  /** Bound on the cache entries Redis holds in front of PostgreSQL; default 256 MiB. */
+  cacheMaxBytes?: number;
   /** Bound on a command's answer and on connecting; default 5 s (an outage is found by the probe sooner). */
   timeoutMs?: number;
 }

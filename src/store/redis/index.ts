@@ -1,13 +1,18 @@
 // What Redis holds for a cluster: the rate limiters (per team and per address for failed
 // authentication), the flights of identical scrapes and the platforms' shared state (socialnet's
-// session). `withRedis` puts them in front of the database's stores.
+// session); in front of PostgreSQL, also a copy of each team's key versions and balance for the
+// gate. `withRedis` puts them in front of the database's stores.
+import { isPostgresStores } from '../postgres/index.ts';
 import type { Stores } from '../types.ts';
 import { connected, createRedis, type RedisOptions } from './client.ts';
+import { TieredCache } from './cache.ts';
 import { RedisFlights } from './flights.ts';
+import { RedisGate } from './gate.ts';
 import { RedisKeyValue } from './kv.ts';
 import { RedisRateLimiter } from './limiter.ts';
 
 export const DEFAULT_PREFIX = 'pagescrape:';
+const DEFAULT_CACHE_MAX_BYTES = 256 * 1024 * 1024;
 
 export async function withRedis(stores: Stores, options: RedisOptions): Promise<Stores> {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
@@ -16,9 +21,19 @@ export async function withRedis(stores: Stores, options: RedisOptions): Promise<
   // A Redis that is down at start is not fatal: requests get 503 until it is back.
   await connected(redis, options.timeoutMs ?? 2_000);
   const flights = new RedisFlights(connection, prefix);
+  const limiter = new RedisRateLimiter(connection, prefix);
+  let gate: RedisGate | undefined;
+  let { cache } = stores;
+  if (isPostgresStores(stores)) {
+    gate = new RedisGate(connection, prefix, stores.accounts, limiter);
+    stores.watchTeams(gate);
+    cache = new TieredCache(connection, prefix, stores.cache, { maxBytes: options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES, maxAgeMs: stores.cacheMaxAgeMs });
+  }
   return {
     ...stores,
-    limiter: new RedisRateLimiter(connection, prefix),
+    limiter,
+    gate,
+    cache,
     flights,
     kv: new RedisKeyValue(connection, prefix),
     async backends() {

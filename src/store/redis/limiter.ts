@@ -12,28 +12,51 @@ import { checkArgs } from '../memory-limiter.ts';
 import type { RateDecision, RateLimiter } from '../types.ts';
 import type { RedisConnection } from './client.ts';
 
-const HIT = `
-local key = KEYS[1]
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-local used = redis.call('ZCARD', key)
-if used > limit then
-  redis.call('ZREMRANGEBYRANK', key, 0, used - limit - 1)
-  used = limit
+/** The rolling window, as a Lua function for the scripts that count a request (this one and gate.ts). */
+export const WINDOW_LUA = `
+local function countIn(key, limit, window, now, member)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  local used = redis.call('ZCARD', key)
+  if used > limit then
+    redis.call('ZREMRANGEBYRANK', key, 0, used - limit - 1)
+    used = limit
+  end
+  local allowed = 0
+  if used < limit then
+    redis.call('ZADD', key, now, member)
+    used = used + 1
+    allowed = 1
+  end
+  local oldest = now
+  if used > 0 then oldest = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) end
+  redis.call('PEXPIRE', key, window)
+  return {allowed, used, tostring(oldest)}
 end
-local allowed = 0
-if used < limit then
-  redis.call('ZADD', key, now, ARGV[4])
-  used = used + 1
-  allowed = 1
-end
-local oldest = now
-if used > 0 then oldest = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) end
-redis.call('PEXPIRE', key, window)
-return {allowed, used, tostring(oldest)}
 `;
+
+const HIT = `${WINDOW_LUA}
+return countIn(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4])
+`;
+
+/** The decision from what `countIn` answered. */
+export function decisionOf(limit: number, windowMs: number, now: number, [allowed, used, oldest]: [number, number, string]): RateDecision {
+  const remaining = Math.max(0, limit - used);
+  const resetSeconds = remaining === 0 ? Math.max(1, Math.ceil((Number(oldest) + windowMs - now) / 1000)) : 0;
+  return { allowed: allowed === 1, limit, remaining, resetSeconds };
+}
+
+/** Distinguishes the requests that one node admits in the same millisecond from each other and from other nodes'. */
+export class Members {
+  readonly #node = randomBytes(6).toString('base64url');
+  #seq = 0;
+
+  next(now: number): string {
+    return `${now}:${this.#node}:${(this.#seq = (this.#seq + 1) % Number.MAX_SAFE_INTEGER)}`;
+  }
+}
+
+/** Where the windows live: `<prefix>rate:<limiter key>`. */
+export const rateKeyPrefix = (prefix: string): string => `${prefix}rate:`;
 
 interface WithHit extends Redis {
   rateLimitHit(key: string, limit: number, windowMs: number, now: number, member: string): Promise<[number, number, string]>;
@@ -43,24 +66,20 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #redis: WithHit;
   readonly #call: RedisConnection['call'];
   readonly #prefix: string;
-  /** Distinguishes this node's entries from others' admitted in the same millisecond. */
-  readonly #node = randomBytes(6).toString('base64url');
-  #seq = 0;
+  readonly #members = new Members();
 
   constructor({ redis, call }: RedisConnection, prefix: string) {
     // EVALSHA, falling back to EVAL when Redis lost its scripts (a restart).
     redis.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: HIT });
     this.#redis = redis as WithHit;
     this.#call = call;
-    this.#prefix = `${prefix}rate:`;
+    this.#prefix = rateKeyPrefix(prefix);
   }
 
   async hit(key: string, limit: number, windowMs: number, now: number = Date.now()): Promise<RateDecision> {
     checkArgs(limit, windowMs, now);
-    const member = `${now}:${this.#node}:${(this.#seq = (this.#seq + 1) % Number.MAX_SAFE_INTEGER)}`;
-    const [allowed, used, oldest] = await this.#call(() => this.#redis.rateLimitHit(this.#prefix + key, limit, windowMs, now, member));
-    const remaining = Math.max(0, limit - used);
-    const resetSeconds = remaining === 0 ? Math.max(1, Math.ceil((Number(oldest) + windowMs - now) / 1000)) : 0;
-    return { allowed: allowed === 1, limit, remaining, resetSeconds };
+    const member = this.#members.next(now);
+    const answer = await this.#call(() => this.#redis.rateLimitHit(this.#prefix + key, limit, windowMs, now, member));
+    return decisionOf(limit, windowMs, now, answer);
   }
 }
