@@ -28,8 +28,8 @@ after(async () => {
   if (backends) await (await backends).drop();
 });
 
-/** Opens stores over the same data (as a second process would, e.g. the CLI); `redisPrefix` on the scale-out set. */
-type Opener = (() => Promise<Stores>) & { redisPrefix?: string };
+/** Opens stores over the same data (as a second process would, e.g. the CLI); `redisPrefix` and `databaseUrl` on the scale-out set. */
+type Opener = (() => Promise<Stores>) & { redisPrefix?: string; databaseUrl?: string };
 
 async function storeSet(dir: string, set: 'embedded' | 'scale-out', sqlite: Partial<SqliteStoreOptions> | undefined): Promise<Opener> {
   // Options of the SQLite store are for tests of the embedded set alone.
@@ -45,6 +45,7 @@ async function storeSet(dir: string, set: 'embedded' | 'scale-out', sqlite: Part
     return withRedis(stores, { url: b.redisUrl, prefix });
   };
   open.redisPrefix = prefix;
+  open.databaseUrl = url;
   return open;
 }
 
@@ -94,7 +95,7 @@ export interface Harness {
   stores: Stores;
   dir: string;
   /** Stores over the same data, as another process (the operator CLI, another node) opens them. */
-  openAnother: (() => Promise<Stores>) & { redisPrefix?: string };
+  openAnother: (() => Promise<Stores>) & { redisPrefix?: string; databaseUrl?: string };
   team: Team;
   key: string;
   keyId: string;

@@ -3,9 +3,12 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import pg from 'pg';
+import { openPostgresStores } from '../../src/store/postgres/index.ts';
 import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
 import { byId, defaultScript, fixtureResult, startHarness, type Harness } from '../api/harness.ts';
 import { expectError, ledgerState, success, until, urlOf, variantQuery } from '../api/support.ts';
+import { TEST_REDIS_URL } from '../support/backends.ts';
 
 /** A promise the test releases when it chooses. */
 function gate(): { opened: Promise<void>; release: () => void } {
@@ -129,5 +132,133 @@ describe('two nodes on PostgreSQL + Redis', () => {
     const admitted = responses.filter((r) => r.statusCode === 200).length;
     assert.equal(admitted, 29);
     assert.equal(responses.filter((r) => r.statusCode === 429).length, 31);
+  });
+
+  describe('keys a node remembers, checked against the copy in Redis', () => {
+    let redis: Redis;
+    let sql: pg.Client;
+    before(async () => {
+      redis = new Redis(TEST_REDIS_URL);
+      sql = new pg.Client({ connectionString: a.openAnother.databaseUrl });
+      await sql.connect();
+    });
+    after(async () => {
+      redis.disconnect();
+      await sql.end();
+    });
+    const copyOf = (teamId: string) => `${a.openAnother.redisPrefix}team:${teamId}`;
+
+    test('a cache hit needs no PostgreSQL statement once the node has seen the key', async () => {
+      const endpoint = byId('shopfront.shop');
+      const team = await a.newTeam(50, 1000);
+      const url = urlOf(endpoint, { cache_max_age: '1d' }, variantQuery(endpoint, 'no-pg'));
+      success(await b.get(url, { 'x-api-key': team.key }));
+      success(await b.get(url, { 'x-api-key': team.key }));
+      const trips = () => b.stores.roundTrips?.() ?? {};
+      const before = trips();
+      for (let i = 0; i < 5; i++) assert.equal(success(await b.get(url, { 'x-api-key': team.key })).meta.cached, true);
+      const after = trips();
+      assert.equal((after.postgres ?? 0) - (before.postgres ?? 0), 0, 'no PostgreSQL round trip');
+      assert.equal((after.redis ?? 0) - (before.redis ?? 0), 10, 'the gate and the cache read: two Redis round trips per hit');
+    });
+
+    test("a cache hit on one node reports the balance after the other node's charges", async () => {
+      const endpoint = byId('snapmsg.profile');
+      const team = await a.newTeam(50, 1000);
+      const hit = urlOf(endpoint, { cache_max_age: '1d' }, variantQuery(endpoint, 'balance-hit'));
+      success(await b.get(hit, { 'x-api-key': team.key }));
+      assert.equal(success(await b.get(hit, { 'x-api-key': team.key })).meta.creditsRemaining, 49);
+      for (let i = 0; i < 3; i++) success(await a.get(urlOf(endpoint, {}, variantQuery(endpoint, `balance-live-${i}`)), { 'x-api-key': team.key }));
+      const body = success(await b.get(hit, { 'x-api-key': team.key }));
+      assert.equal(body.meta.cached, true);
+      assert.equal(body.meta.creditsRemaining, 46);
+      const cli = await a.openAnother();
+      try {
+        await cli.ledger.addCredits(team.team.id, 100);
+      } finally {
+        await cli.close();
+      }
+      assert.equal(success(await b.get(hit, { 'x-api-key': team.key })).meta.creditsRemaining, 146, 'a top-up through the CLI too');
+    });
+
+    test('a rate limit changed through the CLI holds from the next request on a node that remembers the key', async () => {
+      const endpoint = byId('linkpage-a.profile');
+      const team = await a.newTeam(50, 1000);
+      const url = urlOf(endpoint, { cache_max_age: '1d' }, variantQuery(endpoint, 'new-limit'));
+      for (let i = 0; i < 3; i++) success(await b.get(url, { 'x-api-key': team.key }));
+      const cli = await a.openAnother();
+      try {
+        await cli.accounts.updateTeam(team.team.id, { rateLimit: 3 });
+      } finally {
+        await cli.close();
+      }
+      const refused = expectError(await b.get(url, { 'x-api-key': team.key }), 429, 'RATE_LIMITED', { authed: true });
+      assert.match(refused.message, /Rate limit of 3 requests/);
+    });
+
+    test('a copy lost from Redis (a restart) is refilled from PostgreSQL: a key revoked meanwhile is refused, the others served', async () => {
+      const endpoint = byId('shopfront.shop');
+      const team = await a.newTeam(50, 1000);
+      const other = await a.newTeam(50, 1000);
+      const url = urlOf(endpoint, { cache_max_age: '1d' }, variantQuery(endpoint, 'lost-copy'));
+      for (const key of [team.key, other.key]) success(await b.get(url, { 'x-api-key': key }));
+      // Revoked in PostgreSQL alone, as if Redis had been down and then restarted empty.
+      await sql.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [team.keyId]);
+      await sql.query('UPDATE teams SET keys_version = keys_version + 1 WHERE id = $1', [team.team.id]);
+      assert.equal(success(await b.get(url, { 'x-api-key': team.key })).meta.cached, true, 'the copy has not changed: the node still admits by memory');
+      await redis.del(copyOf(team.team.id), copyOf(other.team.id));
+      expectError(await b.get(url, { 'x-api-key': team.key }), 401, 'UNAUTHORIZED', { authed: false });
+      const body = success(await b.get(url, { 'x-api-key': other.key }));
+      assert.equal(body.meta.creditsRemaining, 50, 'its first request was a cache hit');
+      assert.equal(await redis.hget(copyOf(other.team.id), 'credits'), '50', 'the copy was refilled');
+      assert.ok((await redis.pttl(copyOf(other.team.id))) > 0, 'and expires');
+    });
+
+    test('a revocation through stores without Redis is refused while nodes keep copies, and changes nothing', async () => {
+      const endpoint = byId('shopfront.shop');
+      const team = await a.newTeam(50, 1000);
+      const url = urlOf(endpoint, { cache_max_age: '1d' }, variantQuery(endpoint, 'no-redis-cli'));
+      success(await b.get(url, { 'x-api-key': team.key }));
+      const alone = await openPostgresStores({ url: a.openAnother.databaseUrl as string });
+      try {
+        await assert.rejects(alone.accounts.revokeKey(team.keyId), /keep copies of keys in Redis .*REDIS_URL and REDIS_PREFIX/);
+        await assert.rejects(alone.accounts.updateTeam(team.team.id, { rateLimit: 1 }), /REDIS_URL/);
+      } finally {
+        await alone.close();
+      }
+      success(await b.get(url, { 'x-api-key': team.key }));
+      const [row] = (await sql.query('SELECT revoked_at FROM api_keys WHERE id = $1', [team.keyId])).rows;
+      assert.equal(row.revoked_at, null);
+    });
+
+    test('a target deleted after a 404 on one node is not served from Redis by the other', async () => {
+      const endpoint = byId('snapmsg.profile');
+      const team = await a.newTeam(50, 1000);
+      const query = variantQuery(endpoint, 'gone-across');
+      success(await a.get(urlOf(endpoint, {}, query), { 'x-api-key': team.key }));
+      assert.equal(success(await b.get(urlOf(endpoint, { cache_max_age: '1d' }, query), { 'x-api-key': team.key })).meta.cached, true);
+      a.script = async () => {
+        throw new UpstreamOutcome('not_found', endpoint.platform, 'gone');
+      };
+      expectError(await a.get(urlOf(endpoint, {}, query), { 'x-api-key': team.key }), 404, 'NOT_FOUND', { authed: true });
+      b.script = a.script;
+      expectError(await b.get(urlOf(endpoint, { cache_max_age: '1d' }, query), { 'x-api-key': team.key }), 404, 'NOT_FOUND', { authed: true });
+    });
+
+    test('an entry gone from Redis is served from PostgreSQL and copied back', async () => {
+      const endpoint = byId('linkpage-b.page');
+      const team = await a.newTeam(50, 1000);
+      const url = urlOf(endpoint, { cache_max_age: '1d' }, variantQuery(endpoint, 'copiedback'));
+      const first = success(await a.get(url, { 'x-api-key': team.key }));
+      const entries = await redis.keys(`${a.openAnother.redisPrefix}cache:e:*`);
+      assert.ok(entries.length > 0);
+      await redis.del(...entries);
+      const before = b.stores.roundTrips?.().postgres ?? 0;
+      const again = success(await b.get(url, { 'x-api-key': team.key }));
+      assert.equal(again.meta.cached, true);
+      assert.deepEqual(again.data, first.data);
+      assert.ok((b.stores.roundTrips?.().postgres ?? 0) > before, 'read from PostgreSQL');
+      assert.ok(await until(async () => (await redis.keys(`${a.openAnother.redisPrefix}cache:e:*`)).length > 0), 'copied back into Redis');
+    });
   });
 });

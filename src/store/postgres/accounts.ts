@@ -57,6 +57,19 @@ const toKey = (r: Row): ApiKeyRecord => ({
 });
 
 export function accountStore({ query, transaction }: Db, watcher: () => TeamWatcher | undefined): PostgresAccountStore {
+  /**
+   * A change of keys or settings made without a watcher would go unseen by nodes that remember
+   * keys (redis/gate.ts): refused, before anything changes, while any node keeps copies.
+   */
+  const checkWatched = async (): Promise<void> => {
+    if (watcher()) return;
+    const held = (await query('SELECT prefix FROM redis_copies ORDER BY registered_at LIMIT 1')).rows[0];
+    if (held) {
+      throw new Error(
+        `Nodes of this database keep copies of keys in Redis (key prefix ${held.prefix as string}): make this change with their REDIS_URL and REDIS_PREFIX set, so that every node sees it from the next request on.`,
+      );
+    }
+  };
   return {
     async createTeam(team: NewTeam): Promise<Team> {
       checkTeamFields(team);
@@ -87,6 +100,7 @@ export function accountStore({ query, transaction }: Db, watcher: () => TeamWatc
 
     async updateTeam(id: string, changes: { rateLimit?: number; name?: string }): Promise<Team | null> {
       checkTeamFields(changes);
+      await checkWatched();
       const { rows } = await query(
         `UPDATE teams SET name = coalesce($1, name), rate_limit = coalesce($2, rate_limit), keys_version = keys_version + 1
           WHERE id = $3 RETURNING ${TEAM_COLS}, keys_version`,
@@ -132,6 +146,7 @@ export function accountStore({ query, transaction }: Db, watcher: () => TeamWatc
     },
 
     async revokeKey(id: string): Promise<boolean> {
+      await checkWatched();
       const { rows } = await query(
         `WITH revoked AS (UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING team_id)
          UPDATE teams t SET keys_version = t.keys_version + 1 FROM revoked WHERE t.id = revoked.team_id RETURNING t.id, t.keys_version`,

@@ -19,8 +19,11 @@ export interface PostgresStores extends Stores {
   cache: DurableCache;
   /** Entries scraped longer ago than this are dropped from the cache. */
   cacheMaxAgeMs: number;
-  /** Tells `watcher` of every change committed to a team's keys or credits from now on. */
-  watchTeams(watcher: TeamWatcher): void;
+  /**
+   * Tells `watcher` of every change committed to a team's keys or credits from now on, and
+   * lists `prefix` as one under which nodes keep copies (until the database is dropped).
+   */
+  watchTeams(watcher: TeamWatcher, prefix: string): Promise<void>;
 }
 
 export const isPostgresStores = (stores: Stores): stores is PostgresStores => 'watchTeams' in stores;
@@ -80,7 +83,8 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
       return { postgres: await databaseState(stores) };
     },
     roundTrips: () => ({ postgres: db.roundTrips() }),
-    watchTeams(w) {
+    async watchTeams(w, prefix) {
+      await query('INSERT INTO redis_copies (prefix) VALUES ($1) ON CONFLICT DO NOTHING', [prefix]);
       watcher = w;
     },
     async close(): Promise<void> {

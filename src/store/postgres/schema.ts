@@ -103,6 +103,13 @@ export const MIGRATIONS: readonly { name: string; sql: string }[] = [
     ALTER TABLE teams
       ADD COLUMN keys_version bigint NOT NULL DEFAULT 0,
       ADD COLUMN balance_version bigint NOT NULL DEFAULT 0;
+
+    -- The Redis key prefixes under which nodes keep those copies: a change of keys made without
+    -- Redis (the CLI without REDIS_URL) is refused while any is listed.
+    CREATE TABLE redis_copies (
+      prefix         text PRIMARY KEY,
+      registered_at  timestamptz NOT NULL DEFAULT now()
+    );
     `,
   },
 ];

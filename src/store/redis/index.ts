@@ -26,7 +26,7 @@ export async function withRedis(stores: Stores, options: RedisOptions): Promise<
   let { cache } = stores;
   if (isPostgresStores(stores)) {
     gate = new RedisGate(connection, prefix, stores.accounts, limiter);
-    stores.watchTeams(gate);
+    await stores.watchTeams(gate, prefix);
     cache = new TieredCache(connection, prefix, stores.cache, { maxBytes: options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES, maxAgeMs: stores.cacheMaxAgeMs });
   }
   return {
