@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { openPostgresStores } from '../../src/store/postgres/index.ts';
+import type { RedisGate } from '../../src/store/redis/gate.ts';
 import { withRedis } from '../../src/store/redis/index.ts';
 import { byId, startHarness, type Harness } from '../api/harness.ts';
 import { expectError, expectNotReady, ledgerState, success, urlOf, variantQuery, type Response } from '../api/support.ts';
@@ -96,9 +97,12 @@ describe('backend outages on PostgreSQL + Redis', () => {
   test('Redis stopped: 503 within 2 s, /readyz names it; restarted empty: service resumes by itself', async () => {
     success((await liveScrape()).response);
     answered200++;
+    const gate = h.stores.gate as RedisGate;
+    assert.ok(gate.remembered > 0, 'the node remembers the key');
     await redis.stop();
     await noticed('redis');
     await expectUnavailableFast('Redis down');
+    assert.equal(gate.remembered, 0, 'and forgets it once Redis fails: the copies may change unseen');
     expectNotReady(await h.app.inject({ method: 'GET', url: '/readyz' }), { postgres: 'up', redis: 'down' });
     await redis.restart();
     await recovered();
@@ -113,9 +117,15 @@ describe('backend outages on PostgreSQL + Redis', () => {
     ['blackhole', 'partitioned (nothing answers, never a hang)'],
   ] as const) {
     test(`PostgreSQL ${what}: 503 within 2 s, /readyz names it; back: service resumes by itself`, async () => {
+      const hit = urlOf(endpoint, { cache_max_age: '1d' }, variantQuery(endpoint, `kept-${mode}`));
+      success(await h.get(hit));
+      answered200++;
       await proxy.set(mode);
       await noticed('postgres');
       await expectUnavailableFast(`PostgreSQL ${what}`);
+      // A cache hit of a key the node has seen needs nothing from PostgreSQL.
+      const cached = success(await h.get(hit));
+      assert.equal(cached.meta.cached, true);
       expectNotReady(await h.app.inject({ method: 'GET', url: '/readyz' }), { postgres: 'down', redis: 'up' });
       await proxy.set('pass');
       await recovered();
