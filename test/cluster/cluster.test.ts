@@ -133,18 +133,25 @@ describe('a cluster of three nodes behind HAProxy', () => {
     assert.deepEqual(statuses, { 200: 100, 429: 500 }, JSON.stringify(results.find((r) => r.status !== 200 && r.status !== 429)?.body));
   });
 
-  test('a key revoked with the CLI fails with 401 on the next request to each node', async () => {
+  test('a key revoked with the CLI fails with 401 on the next request to each node (and the CLI without Redis is refused)', async () => {
     const team = await newTeam(10, 1_000);
     const url = `${profile('revoked')}&cache_max_age=1d`;
     for (const point of entryPoints()) assert.equal((await get(point, url, team.key)).status, 200);
-    const revoked = await new Promise<{ code: number; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        ['--disable-warning=ExperimentalWarning', 'src/cli/main.ts', 'key', 'revoke', '--id', team.keyId],
-        { cwd: ROOT, env: { ...process.env, DATA_DIR: join(dataDir, 'cli'), DATABASE_URL: databaseUrl } },
-        (error, _stdout, stderr) => resolve({ code: error ? 1 : 0, stderr }),
-      );
-    });
+    const revoke = (env: Record<string, string>) =>
+      new Promise<{ code: number; stderr: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          ['--disable-warning=ExperimentalWarning', 'src/cli/main.ts', 'key', 'revoke', '--id', team.keyId],
+          { cwd: ROOT, env: { ...process.env, DATA_DIR: join(dataDir, 'cli'), DATABASE_URL: databaseUrl, ...env } },
+          (error, _stdout, stderr) => resolve({ code: error ? 1 : 0, stderr }),
+        );
+      });
+    // Without Redis the nodes would not see it: refused, and nothing changed.
+    const withoutRedis = await revoke({});
+    assert.equal(withoutRedis.code, 1);
+    assert.match(withoutRedis.stderr, /REDIS_URL and REDIS_PREFIX/);
+    for (const point of entryPoints()) assert.equal((await get(point, url, team.key)).status, 200, point);
+    const revoked = await revoke({ REDIS_URL: redis.url, REDIS_PREFIX: 'cluster-test:' });
     assert.equal(revoked.code, 0, revoked.stderr);
     for (const point of entryPoints()) assert.equal((await get(point, url, team.key)).status, 401, point);
   });
