@@ -88,10 +88,23 @@ export interface ExtractResult<T = Record<string, unknown>> {
  */
 export type Extractor<T = Record<string, unknown>> = (request: ExtractRequest, context: ExtractContext) => Promise<ExtractResult<T>>;
 
-export interface EndpointDeclaration {
+/** What every endpoint of the API declares, scraping or not (the account's, src/account/). */
+export interface ApiEndpoint {
   /** Stable identifier, e.g. `socialnet.profile.posts`; used in cache keys, cursors and metrics. */
   id: string;
   path: string;
+  summary: string;
+  description: string;
+  /** Query parameters (all strings). */
+  query: TObject;
+  /** The full `data` object. */
+  data: TObject;
+  paging?: PagingStyle;
+  /** A sample query for the docs. */
+  exampleQuery: Record<string, string>;
+}
+
+export interface EndpointDeclaration extends ApiEndpoint {
   platform: string;
   /**
    * What the platform is, for the OpenAPI tag that groups its endpoints. Every endpoint of a

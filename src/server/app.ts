@@ -125,7 +125,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const shutdown = new AbortController();
   app.decorate('abortScrapes', () => shutdown.abort());
-  const scraper = new ScrapeService(stores, new CursorSealer(options.cursorSecret), app.metrics, {
+  const sealer = new CursorSealer(options.cursorSecret);
+  const scraper = new ScrapeService(stores, sealer, app.metrics, {
     upstream: options.upstream ?? noUpstream,
     requestBudgetMs: options.requestBudgetMs ?? 15_000,
     reservationMarginMs: options.reservationMarginMs ?? 60_000,
@@ -135,6 +136,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(routesPlugin, {
     runtimes: compileEndpoints(options.endpoints).values(),
     scraper,
+    sealer,
     stores,
     now,
     keyUseFlushMs: options.keyUseFlushMs ?? 5_000,

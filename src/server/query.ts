@@ -62,6 +62,52 @@ function describe(error: ErrorObject): ValidationDetail {
   }
 }
 
+/**
+ * What a query's schema finds wrong with it, one problem per parameter; a parameter given more
+ * than once is one. `passed` holds the parameters without a problem, for cross-field rules.
+ */
+function schemaProblems(
+  validate: ValidateFunction,
+  query: Record<string, unknown>,
+): { single: RawQuery; passed: RawQuery; details: ValidationDetail[]; add: (detail: ValidationDetail) => void } {
+  const details: ValidationDetail[] = [];
+  const seen = new Set<string>();
+  const add = (detail: ValidationDetail) => {
+    if (seen.has(detail.path)) return;
+    seen.add(detail.path);
+    details.push(detail);
+  };
+  const single: RawQuery = {};
+  for (const [name, value] of Object.entries(query)) {
+    if (Array.isArray(value)) add({ path: name, message: 'Given more than once; give it once' });
+    else single[name] = value as string;
+  }
+  if (!validate(single)) for (const error of validate.errors ?? []) add(describe(error));
+  const passed: RawQuery = {};
+  for (const [name, value] of Object.entries(single)) if (!seen.has(name)) passed[name] = value;
+  return { single, passed, details, add };
+}
+
+/**
+ * The query of an endpoint that scrapes nothing: its schema, then its own cross-field rules
+ * (`rules`, given the parameters that passed). A Fastify validator, like QueryValidator's.
+ */
+export class PlainQueryValidator {
+  readonly #validate: ValidateFunction;
+  readonly #rules: (query: RawQuery) => ValidationDetail[];
+
+  constructor(schema: TObject, rules: (query: RawQuery) => ValidationDetail[], ajv: Ajv) {
+    this.#validate = ajv.compile(schema);
+    this.#rules = rules;
+  }
+
+  readonly check = (query: Record<string, unknown> | null): { value: RawQuery } | { error: ApiError } => {
+    const { single, passed, details, add } = schemaProblems(this.#validate, query ?? {});
+    for (const detail of this.#rules(passed)) add(detail);
+    return details.length > 0 ? { error: validationError(details) } : { value: single };
+  };
+}
+
 export class QueryValidator {
   readonly #validate: ValidateFunction;
   readonly #endpoint: EndpointDeclaration;
@@ -92,23 +138,9 @@ export class QueryValidator {
   };
 
   #check(query: Record<string, unknown>): Checked {
-    const details: ValidationDetail[] = [];
-    const seen = new Set<string>();
-    const add = (detail: ValidationDetail) => {
-      if (seen.has(detail.path)) return;
-      seen.add(detail.path);
-      details.push(detail);
-    };
-    const single: RawQuery = {};
-    for (const [name, value] of Object.entries(query)) {
-      if (Array.isArray(value)) add({ path: name, message: 'Given more than once; give it once' });
-      else single[name] = value as string;
-    }
-    if (!this.#validate(single)) for (const error of this.#validate.errors ?? []) add(describe(error));
+    const { single, details, add, passed } = schemaProblems(this.#validate, query);
     // Cross-field rules only on parameters that passed their own checks.
-    const checked: RawQuery = {};
-    for (const [name, value] of Object.entries(single)) if (!seen.has(name)) checked[name] = value;
-    const normalised = this.#endpoint.normalise(checked);
+    const normalised = this.#endpoint.normalise(passed);
     if (!normalised.ok) for (const detail of normalised.details) add(detail);
     if (details.length > 0 || !normalised.ok) return { error: validationError(details) };
 

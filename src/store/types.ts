@@ -211,8 +211,8 @@ export interface RequestLog {
   append(records: readonly RequestRecord[]): Promise<void>;
   /** Throws RangeError for a malformed cursor or limit. */
   list(query: RequestQuery): Promise<RequestPage>;
-  /** Totals of the team's records since `since` (epoch ms). */
-  totals(teamId: string, since: number): Promise<RequestTotals>;
+  /** Totals of the team's records from `since` (inclusive) to `until` (exclusive; default: no bound), epoch ms. */
+  totals(teamId: string, since: number, until?: number): Promise<RequestTotals>;
   /** Deletes the records older than `before` (epoch ms); returns how many. */
   prune(before: number): Promise<number>;
 }

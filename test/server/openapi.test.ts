@@ -1,5 +1,6 @@
 // The OpenAPI 3.1 document at /openapi.json, generated from the endpoint declarations, and the
 // docs page at /docs, served entirely by the service itself.
+import { ACCOUNT_TAG, accountEndpoints } from '../../src/account/endpoints.ts';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -92,13 +93,13 @@ describe('GET /openapi.json', () => {
   });
   after(() => h.close());
 
-  test('is an OpenAPI 3.1 document with title, version and exactly the nine /v1 paths, each a GET only', () => {
+  test('is an OpenAPI 3.1 document with title, version and exactly the nine scraping and three account /v1 paths, each a GET only', () => {
     assert.equal(doc.openapi, '3.1.0');
     const info = doc.info as Json;
     assert.equal(typeof info.title, 'string');
     assert.equal(typeof info.version, 'string');
     assert.equal(endpoints.length, 9);
-    assert.deepEqual(Object.keys(paths).sort(), endpoints.map((endpoint) => endpoint.path).sort());
+    assert.deepEqual(Object.keys(paths).sort(), [...endpoints, ...accountEndpoints].map((endpoint) => endpoint.path).sort());
     for (const [path, item] of Object.entries(paths)) {
       assert.match(path, /^\/v1\//);
       assert.deepEqual(Object.keys(item), ['get'], path);
@@ -110,12 +111,12 @@ describe('GET /openapi.json', () => {
     for (const [where, schema] of walk(doc)) assert.equal(schema.nullable, undefined, `3.0-style nullable at ${where}`);
   });
 
-  test('has a license and one tag per platform, described by its endpoint declarations', () => {
+  test('has a license, one tag per platform, described by its endpoint declarations, and the account tag', () => {
     const license = (doc.info as Json).license as Json;
     assert.equal(typeof license.name, 'string');
     assert.equal(typeof license.identifier, 'string');
     const described = new Map(endpoints.map((endpoint) => [endpoint.platform, endpoint.platformDescription]));
-    assert.deepEqual(doc.tags, [...described].map(([name, description]) => ({ name, description })));
+    assert.deepEqual(doc.tags, [...[...described].map(([name, description]) => ({ name, description })), ACCOUNT_TAG]);
     for (const tag of doc.tags as Json[]) assert.ok(String(tag.description).length > 20, String(tag.name));
     for (const endpoint of endpoints) assert.deepEqual(paths[endpoint.path]?.get?.tags, [endpoint.platform]);
   });

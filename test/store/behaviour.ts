@@ -581,6 +581,13 @@ export function storeBehaviour(name: string, open: OpenStores): void {
           ],
         });
         assert.deepEqual((await s.requests.totals(team, t0 + 3 * MINUTE)).days, [{ day: '2026-11-21', requests: 3, credits: 2, cached: 1 }]);
+        assert.deepEqual(await s.requests.totals(team, t0 + MINUTE, t0 + 3 * MINUTE), {
+          days: [{ day: '2026-11-21', requests: 2, credits: 2, cached: 0 }],
+          endpoints: [
+            { endpoint: '/v1/shopfront/shop', requests: 1, credits: 1, cached: 0 },
+            { endpoint: '/v1/snapmsg/profile', requests: 1, credits: 1, cached: 0 },
+          ],
+        }, 'until is exclusive');
         assert.equal(await s.requests.prune(t0 + 2 * MINUTE), 2);
         assert.equal((await s.requests.list({ teamId: team })).records.length, 4);
       });

@@ -17,6 +17,7 @@ export const AUTH_FAILURES_PER_WINDOW = 30;
 export interface Caller {
   team: Team;
   keyId: string;
+  keyName: string;
 }
 
 /**
@@ -111,7 +112,7 @@ const auth: FastifyPluginCallback<AuthOptions> = (app, { stores, now, keyUseFlus
   app.decorateRequest('caller', null as unknown as Caller);
   app.addHook('onRequest', async (request, reply) => {
     const { team, key, decision } = await admit(request, gate, stores.limiter, keyUse, now());
-    request.caller = { team, keyId: key.id };
+    request.caller = { team, keyId: key.id, keyName: key.name };
     request.state.team = team.id;
     rateHeaders(reply, decision);
     if (!decision.allowed) throw rateLimited(decision, `Rate limit of ${decision.limit} requests per 60 seconds exceeded.`);

@@ -5,7 +5,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type, type TObject, type TSchema } from 'typebox';
-import type { EndpointDeclaration } from '../../endpoints/types.ts';
+import { ACCOUNT_TAG } from '../../account/endpoints.ts';
+import type { ApiEndpoint, EndpointDeclaration } from '../../endpoints/types.ts';
 import { DateTime, Obj } from '../../endpoints/schemas/common.ts';
 import { JSON_TYPE } from '../errors.ts';
 import { fullQuerySchema } from '../query.ts';
@@ -55,6 +56,45 @@ function withExamples(schema: TObject, examples: Record<string, string>): TObjec
   return { ...schema, properties } as TObject;
 }
 
+const operationId = (endpoint: ApiEndpoint): string => endpoint.id.replace(/[.-](\w)/g, (_, letter: string) => letter.toUpperCase());
+
+const unauthorized = () => errorResponse('Missing, invalid or revoked API key.', 'UNAUTHORIZED', 'The API key is invalid or has been revoked.');
+const rateLimitedResponse = () =>
+  errorResponse('Rate limit exceeded (per team, rolling 60 seconds), or too many failed authentications from this address.', 'RATE_LIMITED', 'Rate limit of 100 requests per 60 seconds exceeded. Retry in 30 s.', retryAfter);
+const internal = () => errorResponse('An unexpected fault; it is logged with the request id.', 'INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with this request id.');
+
+/** The OpenAPI entry of an account endpoint: free, and answering from the store alone. */
+export function accountRouteSchema(endpoint: ApiEndpoint): Record<string, unknown> {
+  const responses: Record<string, unknown> = {
+    200: {
+      description: 'The answer; free (`meta.creditsCharged` is 0).',
+      headers: rateHeaders,
+      content: { 'application/json': { schema: Type.Object({ data: endpoint.data, meta: Meta }, { additionalProperties: false }) as TSchema } },
+    },
+    401: unauthorized(),
+    405: errorResponse('A method other than GET.', 'METHOD_NOT_ALLOWED', 'Method POST is not allowed here; use GET.'),
+    429: rateLimitedResponse(),
+    500: internal(),
+    503: errorResponse('A store the service depends on is unreachable. Retry after `Retry-After`.', 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', retryAfter),
+  };
+  if (Object.keys(endpoint.query.properties).length > 0) {
+    responses[422] = errorResponse('Invalid query parameters; every problem is listed in `details`.', 'VALIDATION_ERROR', 'The query parameters are invalid; see details.', {}, [
+      { path: Object.keys(endpoint.query.properties)[0] as string, message: 'Has an invalid format' },
+    ]);
+  }
+  if (endpoint.paging) {
+    responses[400] = errorResponse(`The \`${endpoint.paging.param}\` is malformed, forged, or was issued for other filters.`, 'BAD_REQUEST', `The ${endpoint.paging.param} is malformed or was not issued by this service.`);
+  }
+  return {
+    operationId: operationId(endpoint),
+    summary: endpoint.summary,
+    description: endpoint.description,
+    tags: [ACCOUNT_TAG.name],
+    querystring: withExamples(endpoint.query, endpoint.exampleQuery),
+    response: responses,
+  };
+}
+
 export function routeSchema(endpoint: EndpointDeclaration): Record<string, unknown> {
   const responses: Record<string, unknown> = {
     200: {
@@ -62,15 +102,15 @@ export function routeSchema(endpoint: EndpointDeclaration): Record<string, unkno
       headers: rateHeaders,
       content: { 'application/json': { schema: Type.Object({ data: endpoint.data, meta: Meta }, { additionalProperties: false }) as TSchema } },
     },
-    401: errorResponse('Missing, invalid or revoked API key.', 'UNAUTHORIZED', 'The API key is invalid or has been revoked.'),
+    401: unauthorized(),
     402: errorResponse('The balance is lower than the 1 credit a live scrape costs.', 'INSUFFICIENT_CREDITS', 'A live scrape costs 1 credit; the balance is 0.'),
     404: errorResponse('The content does not exist, was deleted, is private, or has no public content.', 'NOT_FOUND', 'The content does not exist, was deleted, is private, or has no public content.'),
     405: errorResponse('A method other than GET.', 'METHOD_NOT_ALLOWED', 'Method POST is not allowed here; use GET.'),
     422: errorResponse('Invalid query parameters; every problem is listed in `details`.', 'VALIDATION_ERROR', 'The query parameters are invalid; see details.', {}, [
       { path: Object.keys(endpoint.exampleQuery)[0] ?? 'url', message: 'Required' },
     ]),
-    429: errorResponse('Rate limit exceeded (per team, rolling 60 seconds), or too many failed authentications from this address.', 'RATE_LIMITED', 'Rate limit of 100 requests per 60 seconds exceeded. Retry in 30 s.', retryAfter),
-    500: errorResponse('An unexpected fault; it is logged with the request id.', 'INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with this request id.'),
+    429: rateLimitedResponse(),
+    500: internal(),
     501: errorResponse('The endpoint is not available yet.', 'NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`),
     502: errorResponse(
       '`UPSTREAM_BLOCKED`: the source is temporarily unavailable, retry shortly. `UPSTREAM_UNRECOGNISED`: the source answered with a page the service cannot read. Neither is charged.',
@@ -92,7 +132,7 @@ export function routeSchema(endpoint: EndpointDeclaration): Record<string, unkno
     );
   }
   return {
-    operationId: endpoint.id.replace(/[.-](\w)/g, (_, letter: string) => letter.toUpperCase()),
+    operationId: operationId(endpoint),
     summary: endpoint.summary,
     description: endpoint.description,
     tags: [endpoint.platform],
@@ -153,7 +193,7 @@ const openApi: FastifyPluginAsync<OpenApiOptions> = async (app, options) => {
         },
       },
       security: [{ apiKey: [] }, { bearer: [] }],
-      tags: platformTags(options.endpoints),
+      tags: [...platformTags(options.endpoints), ACCOUNT_TAG],
     },
     // Built on the first request for the document, so after the server listens.
     transformObject: (document) => {

@@ -1,13 +1,17 @@
 // The API routes, one per endpoint declaration, in a context of their own: authentication and
 // the rate limit run at onRequest (before anything is read of the query), the declaration's
 // query rules at Fastify's validation stage (every problem reported at once, the canonical
-// query handed to the handler), then the scrape.
+// query handed to the handler), then the scrape, or the account endpoint's answer.
 import type { FastifyPluginAsync } from 'fastify';
+import { accountEndpoints } from '../../account/endpoints.ts';
+import type { RawQuery } from '../../endpoints/types.ts';
 import type { Stores } from '../../store/types.ts';
-import type { ParsedQuery } from '../query.ts';
+import type { CursorSealer } from '../cursors.ts';
+import { JSON_TYPE } from '../errors.ts';
+import { PlainQueryValidator, queryAjv, type ParsedQuery } from '../query.ts';
 import type { EndpointRuntime, ScrapeService } from '../scrape.ts';
 import { authPlugin } from './auth.ts';
-import { routeSchema } from './openapi.ts';
+import { accountRouteSchema, routeSchema } from './openapi.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,6 +23,7 @@ declare module 'fastify' {
 export interface RoutesOptions {
   runtimes: Iterable<EndpointRuntime>;
   scraper: ScrapeService;
+  sealer: CursorSealer;
   stores: Stores;
   now: () => number;
   keyUseFlushMs: number;
@@ -28,7 +33,7 @@ export interface RoutesOptions {
 // response schemas serve the OpenAPI document only.
 const plainSerializer = () => (payload: unknown) => JSON.stringify(payload);
 
-export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, stores, now, keyUseFlushMs }) => {
+export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, sealer, stores, now, keyUseFlushMs }) => {
   // Before authentication, so that refused requests are counted under their endpoint too.
   api.addHook('onRequest', (request, _reply, done) => {
     request.state.endpoint = request.routeOptions.config.endpoint ?? null;
@@ -49,6 +54,26 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
       async (request, reply) => {
         await scraper.handle(runtime, request.caller, request.query, request, reply, request.state.outcome);
         return reply;
+      },
+    );
+  }
+
+  const ajv = queryAjv();
+  for (const endpoint of accountEndpoints) {
+    const validator = new PlainQueryValidator(endpoint.query, (query) => endpoint.check?.(query, now()) ?? [], ajv);
+    api.get<{ Querystring: RawQuery }>(
+      endpoint.path,
+      {
+        schema: accountRouteSchema(endpoint),
+        config: { endpoint: endpoint.id },
+        validatorCompiler: ({ httpPart }) => (httpPart === 'querystring' ? validator.check : () => true),
+        serializerCompiler: plainSerializer,
+      },
+      async (request, reply) => {
+        const { caller } = request;
+        const data = await endpoint.answer(request.query, { caller, stores, sealer, now: now() });
+        const meta = { requestId: request.id, creditsCharged: 0, creditsRemaining: caller.team.credits, cached: false };
+        return reply.header('content-type', JSON_TYPE).send(JSON.stringify({ data, meta }));
       },
     );
   }

@@ -43,18 +43,18 @@ export function requestLog(query: Query): RequestLog {
       return pageOf((await query(sql, [...values, limit + 1])).rows, limit);
     },
 
-    async totals(teamId: string, since: number): Promise<RequestTotals> {
+    async totals(teamId: string, since: number, until = Number.MAX_SAFE_INTEGER): Promise<RequestTotals> {
       const [days, endpoints] = await Promise.all([
         query(
           `SELECT to_char(to_timestamp(at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
                   count(*) AS requests, sum(credits)::bigint AS credits, count(*) FILTER (WHERE cached) AS cached
-             FROM requests WHERE team_id = $1 AND at >= $2 GROUP BY day ORDER BY day`,
-          [teamId, Math.trunc(since)],
+             FROM requests WHERE team_id = $1 AND at >= $2 AND at < $3 GROUP BY day ORDER BY day`,
+          [teamId, Math.trunc(since), Math.trunc(until)],
         ),
         query(
           `SELECT endpoint, count(*) AS requests, sum(credits)::bigint AS credits, count(*) FILTER (WHERE cached) AS cached
-             FROM requests WHERE team_id = $1 AND at >= $2 GROUP BY endpoint ORDER BY endpoint`,
-          [teamId, Math.trunc(since)],
+             FROM requests WHERE team_id = $1 AND at >= $2 AND at < $3 GROUP BY endpoint ORDER BY endpoint`,
+          [teamId, Math.trunc(since), Math.trunc(until)],
         ),
       ]);
       return {

@@ -11,9 +11,9 @@ const SQL = {
   insert: `INSERT OR IGNORE INTO requests (request_id, at, team_id, key_id, endpoint, status, error_code, credits, cached, duration_ms)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   byDay: `SELECT strftime('%Y-%m-%d', at / 1000, 'unixepoch') AS day, count(*) AS requests, sum(credits) AS credits, sum(cached) AS cached
-            FROM requests WHERE team_id = ? AND at >= ? GROUP BY day ORDER BY day`,
+            FROM requests WHERE team_id = ? AND at >= ? AND at < ? GROUP BY day ORDER BY day`,
   byEndpoint: `SELECT endpoint, count(*) AS requests, sum(credits) AS credits, sum(cached) AS cached
-                 FROM requests WHERE team_id = ? AND at >= ? GROUP BY endpoint ORDER BY endpoint`,
+                 FROM requests WHERE team_id = ? AND at >= ? AND at < ? GROUP BY endpoint ORDER BY endpoint`,
   prune: 'DELETE FROM requests WHERE request_id IN (SELECT request_id FROM requests WHERE at < ? LIMIT ?)',
 };
 
@@ -36,11 +36,11 @@ export function requestLog(c: Connection): RequestLog {
       return pageOf(c.run(() => c.db.prepare(sql).all(...(values as (string | number)[]), limit + 1)), limit);
     },
 
-    async totals(teamId: string, since: number): Promise<RequestTotals> {
+    async totals(teamId: string, since: number, until = Number.MAX_SAFE_INTEGER): Promise<RequestTotals> {
       return c.run(() => ({
-        days: st.byDay.all(teamId, Math.trunc(since)).map((r) => ({ day: r.day as string, requests: r.requests as number, credits: r.credits as number, cached: r.cached as number })),
+        days: st.byDay.all(teamId, Math.trunc(since), Math.trunc(until)).map((r) => ({ day: r.day as string, requests: r.requests as number, credits: r.credits as number, cached: r.cached as number })),
         endpoints: st.byEndpoint
-          .all(teamId, Math.trunc(since))
+          .all(teamId, Math.trunc(since), Math.trunc(until))
           .map((r) => ({ endpoint: r.endpoint as string, requests: r.requests as number, credits: r.credits as number, cached: r.cached as number })),
       }));
     },
