@@ -21,6 +21,19 @@ export function checkTeamFields(changes: { name?: string; rateLimit?: number; cr
   }
 }
 
+export const ROLES = ['owner', 'member', 'operator'] as const;
+
+/** An email address as users are found by it: trimmed, lower case; RangeError unless it looks like one. */
+export function normaliseEmail(email: string): string {
+  const normal = typeof email === 'string' ? email.trim().toLowerCase() : '';
+  if (normal.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normal)) throw new RangeError(`not an email address: ${String(email).slice(0, 100)}`);
+  return normal;
+}
+
+export function checkRole(role: string): void {
+  if (!(ROLES as readonly string[]).includes(role)) throw new RangeError(`role must be one of ${ROLES.join(', ')}, got ${role}`);
+}
+
 /** Keyset position of a request record: newest first by arrival, then by request id. */
 export interface RecordPosition {
   at: number;

@@ -178,6 +178,7 @@ export function failingStores(failing: Set<string>): (stores: Stores) => Stores 
     });
   return (stores) => ({
     accounts: wrap('accounts', stores.accounts),
+    users: wrap('users', stores.users),
     ledger: wrap('ledger', stores.ledger),
     cache: wrap('cache', stores.cache),
     requests: wrap('requests', stores.requests),

@@ -240,6 +240,87 @@ export function storeBehaviour(name: string, open: OpenStores): void {
       });
     });
 
+    describe('users, password links and sessions', () => {
+      const HOUR = 60 * MINUTE;
+      const session = (userId: string, expiresAt: number) => ({ userId, csrf: uid('csrf'), createdAt: new Date().toISOString(), expiresAt });
+
+      it('creates users with a lower-case email unique across teams, finds and lists them', async (s) => {
+        const team = await newTeam(s);
+        const other = await newTeam(s);
+        const email = `${uid('Ann')}@Example.COM`;
+        const user = await s.users.createUser({ teamId: team.id, email: ` ${email} `, role: 'owner' });
+        assert.equal(user.email, email.toLowerCase());
+        assert.deepEqual([user.role, user.teamId, user.disabledAt, user.hasPassword], ['owner', team.id, null, false]);
+        assert.match(user.createdAt, ISO_MS);
+        assert.deepEqual(await s.users.getUser(user.id), user);
+        assert.deepEqual(await s.users.findUserByEmail(email.toUpperCase()), { user, passwordHash: null });
+        assert.equal(await s.users.findUserByEmail('not an email'), null);
+        await assert.rejects(s.users.createUser({ teamId: other.id, email, role: 'member' }), RangeError, 'taken by another team too');
+        await assert.rejects(s.users.createUser({ teamId: 'team_nope', email: `${uid('b')}@example.com`, role: 'member' }), RangeError);
+        await assert.rejects(s.users.createUser({ teamId: team.id, email: 'nope', role: 'member' }), RangeError);
+        await assert.rejects(s.users.createUser({ teamId: team.id, email: `${uid('c')}@example.com`, role: 'admin' as 'owner' }), RangeError);
+        const member = await s.users.createUser({ teamId: other.id, email: `${uid('d')}@example.com`, role: 'member' });
+        assert.deepEqual((await s.users.listUsers(other.id)).map((u) => u.id), [member.id]);
+        assert.deepEqual((await s.users.listUsers()).map((u) => u.id), [user.id, member.id]);
+      });
+
+      it('a password link sets the password once, before it expires, and ends the sessions then open', async (s) => {
+        const team = await newTeam(s);
+        const user = await s.users.createUser({ teamId: team.id, email: `${uid('e')}@example.com`, role: 'member' });
+        const now = Date.now();
+        await s.users.createPasswordLink({ hash: 'link-1', userId: user.id, expiresAt: now + HOUR });
+        await s.users.createPasswordLink({ hash: 'link-old', userId: user.id, expiresAt: now - 1 });
+        await s.users.createSession('session-before', session(user.id, now + HOUR));
+        assert.equal(await s.users.passwordLinkValid('link-1', now), true);
+        assert.equal(await s.users.passwordLinkValid('link-old', now), false);
+        assert.equal(await s.users.usePasswordLink('link-old', 'hash-x', now), null, 'expired');
+        const [first, second] = await Promise.all([s.users.usePasswordLink('link-1', 'hash-1', now), s.users.usePasswordLink('link-1', 'hash-2', now)]);
+        assert.equal([first, second].filter((u) => u !== null).length, 1, 'used once, however many race for it');
+        assert.equal((first ?? second)?.hasPassword, true);
+        assert.equal(await s.users.passwordLinkValid('link-1', now), false);
+        const found = await s.users.findUserByEmail(user.email);
+        assert.ok(found?.passwordHash === 'hash-1' || found?.passwordHash === 'hash-2');
+        assert.equal(await s.users.findSession('session-before', now), null, 'sessions opened before the change are ended');
+        assert.equal(await s.users.usePasswordLink('unknown', 'hash', now), null);
+      });
+
+      it('sessions: found with their user until they expire, ended one by one or all of a user, pruned', async (s) => {
+        const team = await newTeam(s);
+        const user = await s.users.createUser({ teamId: team.id, email: `${uid('f')}@example.com`, role: 'owner' });
+        const now = Date.now();
+        const open = session(user.id, now + HOUR);
+        await s.users.createSession('s1', open);
+        await s.users.createSession('s2', session(user.id, now + HOUR));
+        await s.users.createSession('s-old', session(user.id, now - 1));
+        const found = await s.users.findSession('s1', now);
+        assert.deepEqual(found?.session, open);
+        assert.equal(found?.user.id, user.id);
+        assert.equal(await s.users.findSession('s-old', now), null, 'expired');
+        assert.equal(await s.users.findSession('s1', now + HOUR), null, 'expires at expiresAt');
+        await s.users.deleteSession('s1');
+        assert.equal(await s.users.findSession('s1', now), null);
+        assert.ok(await s.users.findSession('s2', now));
+        assert.equal(await s.users.pruneSessions(now), 1);
+        assert.equal(await s.users.deleteUserSessions(user.id), 1);
+        assert.equal(await s.users.findSession('s2', now), null);
+      });
+
+      it('a disabled user has no sessions and cannot use a link', async (s) => {
+        const team = await newTeam(s);
+        const user = await s.users.createUser({ teamId: team.id, email: `${uid('g')}@example.com`, role: 'member' });
+        const now = Date.now();
+        await s.users.createSession('s-dis', session(user.id, now + HOUR));
+        await s.users.createPasswordLink({ hash: 'link-dis', userId: user.id, expiresAt: now + HOUR });
+        assert.equal(await s.users.disableUser(user.id), true);
+        assert.equal(await s.users.disableUser(user.id), false, 'already disabled');
+        assert.equal(await s.users.disableUser('user_nope'), false);
+        assert.equal(await s.users.findSession('s-dis', now), null);
+        assert.equal(await s.users.passwordLinkValid('link-dis', now), false);
+        assert.equal(await s.users.usePasswordLink('link-dis', 'h', now), null);
+        assert.match((await s.users.getUser(user.id))?.disabledAt ?? '', ISO_MS);
+      });
+    });
+
     describe('ledger', () => {
       it('adds credits and rejects bad amounts and unknown teams', async (s) => {
         const team = await newTeam(s, 0);

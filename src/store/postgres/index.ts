@@ -6,6 +6,7 @@ import { accountStore, type PostgresAccountStore, type TeamWatcher } from './acc
 import { cacheStore, type DurableCache } from './cache.ts';
 import { ledger } from './ledger.ts';
 import { requestLog } from './requests.ts';
+import { userStore } from './users.ts';
 import { BackendMonitor } from '../monitor.ts';
 import { createPool, database, probeOf, type PostgresOptions } from './pool.ts';
 import { checkSchema, migrate } from './schema.ts';
@@ -64,6 +65,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
   let watcher: TeamWatcher | undefined;
   const stores: PostgresStores = {
     accounts: accountStore(db, () => watcher),
+    users: userStore(query),
     ledger: ledger(query, () => watcher),
     cache,
     cacheMaxAgeMs,

@@ -16,6 +16,7 @@ import { inPlace, startBackground } from './checkpointer.ts';
 import { Connection, prepareFile, toStoreError } from './connection.ts';
 import { ledger } from './ledger.ts';
 import { requestLog } from './requests.ts';
+import { userStore } from './users.ts';
 
 export { sqliteFiles } from './connection.ts';
 
@@ -73,6 +74,7 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
 
   const stores: Stores = {
     accounts: accountStore(c),
+    users: userStore(c),
     ledger: ledger(c),
     cache: {
       get: (key) => cache.get(key),

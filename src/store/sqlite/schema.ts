@@ -1,7 +1,7 @@
 // The embedded store's schema: one migration per version, applied in order under the write lock
 // (connection.ts). A new version appends a migration; a released one is never edited.
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 export const MIGRATIONS: readonly string[] = [
   // v1
@@ -88,5 +88,36 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX requests_team_at ON requests (team_id, at DESC, request_id DESC);
   CREATE INDEX requests_at ON requests (at);
+  `,
+  // v4: account holders, the one-time links that set their passwords, and their sessions
+  // (links and sessions by the hash of their token only).
+  `
+  CREATE TABLE users (
+    id             TEXT PRIMARY KEY,
+    team_id        TEXT NOT NULL REFERENCES teams (id),
+    email          TEXT NOT NULL UNIQUE,
+    role           TEXT NOT NULL CHECK (role IN ('owner', 'member', 'operator')),
+    password_hash  TEXT,
+    created_at     TEXT NOT NULL,
+    disabled_at    TEXT
+  ) STRICT;
+  CREATE INDEX users_team ON users (team_id);
+
+  CREATE TABLE password_links (
+    hash        TEXT PRIMARY KEY,
+    user_id     TEXT NOT NULL REFERENCES users (id),
+    expires_at  INTEGER NOT NULL,
+    used_at     TEXT
+  ) STRICT;
+
+  CREATE TABLE sessions (
+    hash        TEXT PRIMARY KEY,
+    user_id     TEXT NOT NULL REFERENCES users (id),
+    csrf        TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    expires_at  INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX sessions_user ON sessions (user_id);
+  CREATE INDEX sessions_expires ON sessions (expires_at);
   `,
 ];
