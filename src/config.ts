@@ -103,6 +103,10 @@ export function parseTrustProxy(raw: string | undefined): string[] {
  * The service's public address: an absolute http(s) URL, optionally with a path prefix (behind
  * a proxy), without credentials, query or fragment; a trailing slash is dropped.
  */
+/** Where clients reach the service: PUBLIC_BASE_URL, else the address it is configured to listen on. */
+export const configuredBaseUrl = (config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>): string =>
+  config.publicBaseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+
 export function parsePublicBaseUrl(name: string, raw: string): string {
   let url: URL;
   try {

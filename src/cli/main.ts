@@ -4,10 +4,12 @@
 // exit code is 2 for a malformed command, 1 for any other failure.
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { pathToFileURL } from 'node:url';
-import { loadConfig } from '../config.ts';
+import { configuredBaseUrl, loadConfig } from '../config.ts';
 import { initialiseDatabase, migrateStores, openStores, type Initialised } from '../store/open.ts';
+import { issuePasswordLink } from '../account/users.ts';
 import { generateKey } from '../server/keys.ts';
-import type { Stores } from '../store/types.ts';
+import { ROLES } from '../store/rules.ts';
+import type { Role, Stores, User } from '../store/types.ts';
 
 type Row = Record<string, unknown>;
 
@@ -68,6 +70,8 @@ const jsonRequested = (argv: string[]) => {
 
 export interface CliOptions {
   json?: boolean;
+  /** Where set-password links point: PUBLIC_BASE_URL, else the address the server listens on. */
+  baseUrl?: string;
   /** Creates the new, empty database of `init`; replaceable in tests. */
   initialise?: () => Promise<Initialised>;
 }
@@ -185,6 +189,56 @@ export function buildCli(stores: () => Promise<Stores>, print: (text: string) =>
     .action(async (options: { id: string }) => {
       if (!(await (await stores()).accounts.revokeKey(options.id))) throw new CliError(`No active key ${options.id}.`, 'NOT_FOUND');
       out({ id: options.id, revoked: true });
+    });
+
+  const linkFor = async (user: User) => issuePasswordLink((await stores()).users, user.id, options.baseUrl ?? configuredBaseUrl(loadConfig()), Date.now());
+  const userView = (user: User) => ({ id: user.id, email: user.email, teamId: user.teamId, role: user.role, createdAt: user.createdAt, disabledAt: user.disabledAt, hasPassword: user.hasPassword });
+  const role = (raw: string): Role => {
+    if (!(ROLES as readonly string[]).includes(raw)) throw new InvalidArgumentError(`--role must be one of ${ROLES.join(', ')}.`);
+    return raw as Role;
+  };
+  const user = program.command('user').description("create, list and disable the dashboard's account holders");
+  user
+    .command('create')
+    .description('create an account holder; prints a one-time link (24 hours) where they set their password')
+    .requiredOption('--team <id>', 'team id')
+    .requiredOption('--email <email>', 'email address, used to sign in')
+    .option('--role <role>', `${ROLES.join(', ')}: owner manages the team's keys and users; member uses its own keys; operator sees every team and adds credits`, role, 'owner' as Role)
+    .action(async (options: { team: string; email: string; role: Role }) => {
+      await requireTeam(options.team);
+      let created: User;
+      try {
+        created = await (await stores()).users.createUser({ teamId: options.team, email: options.email, role: options.role });
+      } catch (error) {
+        if (error instanceof RangeError) throw new CliError(error.message, 'VALIDATION_ERROR');
+        throw error;
+      }
+      out({ id: created.id, email: created.email, teamId: created.teamId, role: created.role, setPasswordUrl: await linkFor(created) });
+    });
+  user
+    .command('link')
+    .description('a new one-time link (24 hours) where the user sets a new password: how a forgotten one is reset')
+    .requiredOption('--id <userId>', 'user id')
+    .action(async (options: { id: string }) => {
+      const found = await (await stores()).users.getUser(options.id);
+      if (!found || found.disabledAt) throw new CliError(`No enabled user ${options.id}.`, 'NOT_FOUND');
+      out({ id: found.id, email: found.email, setPasswordUrl: await linkFor(found) });
+    });
+  user
+    .command('list')
+    .description('list account holders, of one team or all')
+    .option('--team <id>', 'team id')
+    .action(async (options: { team?: string }) => {
+      if (options.team !== undefined) await requireTeam(options.team);
+      out((await (await stores()).users.listUsers(options.team)).map(userView));
+    });
+  user
+    .command('disable')
+    .description('disable an account holder: signed out everywhere, unable to sign in or use a link')
+    .requiredOption('--id <userId>', 'user id')
+    .action(async (options: { id: string }) => {
+      if (!(await (await stores()).users.disableUser(options.id))) throw new CliError(`No enabled user ${options.id}.`, 'NOT_FOUND');
+      out({ id: options.id, disabled: true });
     });
 
   program

@@ -378,6 +378,68 @@ describe('operator CLI: output', () => {
   });
 });
 
+describe('operator CLI: users', () => {
+  let dir = '';
+  let team: TeamView;
+  before(async () => {
+    dir = tempDir();
+    team = await adminJson<TeamView>(dir, 'team', 'create', '--name', 'users');
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('user create prints the user and a one-time set-password link on the configured address; list and disable', async () => {
+    const created = await adminJson<Record<string, string>>(dir, 'user', 'create', '--team', team.id, '--email', 'Owner@Example.com');
+    assert.deepEqual(Object.keys(created), ['id', 'email', 'teamId', 'role', 'setPasswordUrl']);
+    assert.match(created.id ?? '', /^user_[A-Za-z0-9_-]+$/);
+    assert.deepEqual([created.email, created.teamId, created.role], ['owner@example.com', team.id, 'owner']);
+    assert.match(created.setPasswordUrl ?? '', /^http:\/\/127\.0\.0\.1:3000\/dashboard\/set-password\?token=[A-Za-z0-9_-]{43}$/);
+    const member = await adminJson<Record<string, string>>(dir, 'user', 'create', '--team', team.id, '--email', 'member@example.com', '--role', 'member');
+    assert.equal(member.role, 'member');
+
+    const listed = await adminJson<Record<string, unknown>[]>(dir, 'user', 'list', '--team', team.id);
+    assert.deepEqual(
+      listed.map((u) => [u.email, u.role, u.hasPassword, u.disabledAt]),
+      [
+        ['owner@example.com', 'owner', false, null],
+        ['member@example.com', 'member', false, null],
+      ],
+    );
+    const link = await adminJson<Record<string, string>>(dir, 'user', 'link', '--id', member.id as string);
+    assert.notEqual(link.setPasswordUrl, member.setPasswordUrl, 'a new link each time');
+    assert.deepEqual(await adminJson(dir, 'user', 'disable', '--id', member.id as string), { id: member.id, disabled: true });
+    const after = await adminJson<Record<string, unknown>[]>(dir, 'user', 'list');
+    assert.match(String(after.find((u) => u.id === member.id)?.disabledAt), ISO);
+    const again = await admin(dir, 'user', 'disable', '--id', member.id as string);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /No enabled user/);
+    assert.equal((await admin(dir, 'user', 'link', '--id', member.id as string)).code, 1, 'no link for a disabled user');
+  });
+
+  test('PUBLIC_BASE_URL names the link; a taken email, a bad email, role or team are refused with a clear message', async () => {
+    const previous = process.env.PUBLIC_BASE_URL;
+    process.env.PUBLIC_BASE_URL = 'https://api.example.com/base/';
+    try {
+      const made = await adminInProcess(dir, '--json', 'user', 'create', '--team', team.id, '--email', 'third@example.com', '--role', 'operator');
+      assert.equal(made.code, 0, made.stderr);
+      assert.match((JSON.parse(made.stdout) as { setPasswordUrl: string }).setPasswordUrl, /^https:\/\/api\.example\.com\/base\/dashboard\/set-password\?token=/);
+    } finally {
+      if (previous === undefined) delete process.env.PUBLIC_BASE_URL;
+      else process.env.PUBLIC_BASE_URL = previous;
+    }
+    const taken = await admin(dir, 'user', 'create', '--team', team.id, '--email', 'THIRD@example.com');
+    assert.equal(taken.code, 1);
+    assert.match(taken.stderr, /exists already/);
+    const badEmail = await admin(dir, 'user', 'create', '--team', team.id, '--email', 'nobody');
+    assert.match(badEmail.stderr, /not an email address/);
+    const badRole = await admin(dir, 'user', 'create', '--team', team.id, '--email', 'x@example.com', '--role', 'admin');
+    assert.equal(badRole.code, 2);
+    assert.match(badRole.stderr, /--role must be one of owner, member, operator/);
+    const noTeam = await admin(dir, 'user', 'create', '--team', 'team_nope', '--email', 'y@example.com');
+    assert.match(noTeam.stderr, /No team team_nope/);
+    for (const run of [taken, badEmail, badRole, noTeam]) assert.doesNotMatch(run.stderr, STACK);
+  });
+});
+
 describe('operator CLI: help', () => {
   test('every command and option has a description', () => {
     const program = buildCli(
