@@ -23,6 +23,8 @@ export interface ApiKeyRecord {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  /** The user who created it in the dashboard; null when the operator CLI did. */
+  createdBy: string | null;
 }
 
 export interface NewTeam {
@@ -37,7 +39,9 @@ export interface AccountStore {
   listTeams(): Promise<Team[]>;
   updateTeam(id: string, changes: { rateLimit?: number; name?: string }): Promise<Team | null>;
   /** Stores a key by its hash only. */
-  createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string }): Promise<ApiKeyRecord>;
+  createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string; createdBy?: string | null }): Promise<ApiKeyRecord>;
+  /** The stored hash of an active key, to admit a request made for it by the dashboard; null when none. */
+  activeKeyHash(id: string): Promise<string | null>;
   /** The active (not revoked) key with this hash, with its team; null when none. */
   findActiveKey(hash: string): Promise<{ key: ApiKeyRecord; hash: string; team: Team } | null>;
   listKeys(teamId: string): Promise<ApiKeyRecord[]>;
@@ -99,7 +103,8 @@ export interface Ledger {
   /** Refunds every pending reservation whose deadline is before `now`; returns how many. */
   refundExpired(now: number): Promise<number>;
   balance(teamId: string): Promise<number | null>;
-  entries(teamId: string, limit?: number): Promise<LedgerEntry[]>;
+  /** Newest first; only entries older than the entry `beforeId` when given (the next page). */
+  entries(teamId: string, limit?: number, beforeId?: number): Promise<LedgerEntry[]>;
   usage(teamId: string): Promise<Usage | null>;
 }
 

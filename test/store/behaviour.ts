@@ -240,6 +240,33 @@ export function storeBehaviour(name: string, open: OpenStores): void {
       });
     });
 
+    describe('keys made in the dashboard, and the ledger in pages', () => {
+      it('a key records who created it; activeKeyHash answers for active keys only', async (s) => {
+        const team = await newTeam(s);
+        const user = await s.users.createUser({ teamId: team.id, email: `${uid('k')}@example.com`, role: 'member' });
+        const made = await s.accounts.createKey({ teamId: team.id, name: 'mine', hash: 'hash-by-user', prefix: 'ps_live_', last4: 'user', createdBy: user.id });
+        assert.equal(made.createdBy, user.id);
+        const { key: cli } = await newKey(s, team.id);
+        assert.equal(cli.createdBy, null);
+        assert.deepEqual(new Map((await s.accounts.listKeys(team.id)).map((k) => [k.id, k.createdBy])), new Map([[made.id, user.id], [cli.id, null]]));
+        assert.equal((await s.accounts.findActiveKey('hash-by-user'))?.key.createdBy, user.id);
+        assert.equal(await s.accounts.activeKeyHash(made.id), 'hash-by-user');
+        await s.accounts.revokeKey(made.id);
+        assert.equal(await s.accounts.activeKeyHash(made.id), null);
+        assert.equal(await s.accounts.activeKeyHash('key_nope'), null);
+      });
+
+      it('ledger entries page by id, newest first', async (s) => {
+        const team = await newTeam(s);
+        for (let i = 1; i <= 5; i++) await s.ledger.addCredits(team.id, i);
+        const first = await s.ledger.entries(team.id, 2);
+        assert.deepEqual(first.map((e) => e.amount), [5, 4]);
+        const second = await s.ledger.entries(team.id, 2, first.at(-1)?.id);
+        assert.deepEqual(second.map((e) => e.amount), [3, 2]);
+        assert.deepEqual((await s.ledger.entries(team.id, 10, second.at(-1)?.id)).map((e) => e.amount), [1]);
+      });
+    });
+
     describe('users, password links and sessions', () => {
       const HOUR = 60 * MINUTE;
       const session = (userId: string, expiresAt: number) => ({ userId, csrf: uid('csrf'), createdAt: new Date().toISOString(), expiresAt });

@@ -35,7 +35,7 @@ const iso = (value: unknown): string => (value as Date).toISOString();
 const isoOrNull = (value: unknown): string | null => (value === null ? null : iso(value));
 
 const TEAM_COLS = 'id, name, credits, rate_limit, created_at';
-const KEY_COLS = 'id, team_id, name, prefix, last4, created_at, last_used_at, revoked_at';
+const KEY_COLS = 'id, team_id, name, prefix, last4, created_at, last_used_at, revoked_at, created_by';
 
 export const toTeam = (r: Row): Team => ({
   id: r.id as string,
@@ -54,6 +54,7 @@ const toKey = (r: Row): ApiKeyRecord => ({
   createdAt: iso(r.created_at),
   lastUsedAt: isoOrNull(r.last_used_at),
   revokedAt: isoOrNull(r.revoked_at),
+  createdBy: (r.created_by as string | null) ?? null,
 });
 
 export function accountStore({ query, transaction }: Db, watcher: () => TeamWatcher | undefined): PostgresAccountStore {
@@ -111,12 +112,12 @@ export function accountStore({ query, transaction }: Db, watcher: () => TeamWatc
       return toTeam(rows[0]);
     },
 
-    async createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string }): Promise<ApiKeyRecord> {
+    async createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string; createdBy?: string | null }): Promise<ApiKeyRecord> {
       const { rows } = await query(
-        `INSERT INTO api_keys (id, team_id, name, hash, prefix, last4)
-         SELECT $1, id, $3, $4, $5, $6 FROM teams WHERE id = $2
+        `INSERT INTO api_keys (id, team_id, name, hash, prefix, last4, created_by)
+         SELECT $1, id, $3, $4, $5, $6, $7 FROM teams WHERE id = $2
          RETURNING ${KEY_COLS}`,
-        [newId('key'), key.teamId, key.name, key.hash, key.prefix, key.last4],
+        [newId('key'), key.teamId, key.name, key.hash, key.prefix, key.last4, key.createdBy ?? null],
       );
       if (!rows[0]) throw new Error(`unknown team ${key.teamId}`);
       return toKey(rows[0]);
@@ -124,7 +125,7 @@ export function accountStore({ query, transaction }: Db, watcher: () => TeamWatc
 
     async findActiveKey(hash: string): Promise<FoundKey | null> {
       const { rows } = await query(
-        `SELECT k.id, k.team_id, k.name, k.prefix, k.last4, k.created_at, k.last_used_at, k.revoked_at,
+        `SELECT k.id, k.team_id, k.name, k.prefix, k.last4, k.created_at, k.last_used_at, k.revoked_at, k.created_by,
                 t.name AS t_name, t.credits AS t_credits, t.rate_limit AS t_rate_limit, t.created_at AS t_created_at,
                 t.keys_version, t.balance_version
            FROM api_keys k JOIN teams t ON t.id = k.team_id
@@ -139,6 +140,10 @@ export function accountStore({ query, transaction }: Db, watcher: () => TeamWatc
         team: toTeam({ id: r.team_id, name: r.t_name, credits: r.t_credits, rate_limit: r.t_rate_limit, created_at: r.t_created_at }),
         versions: { keys: r.keys_version as number, balance: r.balance_version as number },
       };
+    },
+
+    async activeKeyHash(id: string): Promise<string | null> {
+      return ((await query('SELECT hash FROM api_keys WHERE id = $1 AND revoked_at IS NULL', [id])).rows[0]?.hash as string | undefined) ?? null;
     },
 
     async listKeys(teamId: string): Promise<ApiKeyRecord[]> {

@@ -55,7 +55,7 @@ const SQL = {
     SELECT (SELECT count(*) FROM due) AS due, (SELECT count(*) FROM given) AS given,
            (SELECT coalesce(json_agg(json_build_array(id, credits, balance_version)), '[]') FROM credited) AS teams`,
   balance: 'SELECT credits FROM teams WHERE id = $1',
-  entries: 'SELECT id, team_id, amount, reason, request_id, created_at FROM ledger WHERE team_id = $1 ORDER BY id DESC LIMIT $2',
+  entries: 'SELECT id, team_id, amount, reason, request_id, created_at FROM ledger WHERE team_id = $1 AND id < $3 ORDER BY id DESC LIMIT $2',
   // One statement, so the sums, the count and the balance are one snapshot.
   usage: `
     SELECT t.credits,
@@ -133,9 +133,9 @@ export function ledger(query: Query, watcher: () => TeamWatcher | undefined): Le
       return row ? (row.credits as number) : null;
     },
 
-    async entries(teamId: string, limit = 100): Promise<LedgerEntry[]> {
+    async entries(teamId: string, limit = 100, beforeId = Number.MAX_SAFE_INTEGER): Promise<LedgerEntry[]> {
       if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer, got ${limit}`);
-      return (await query(SQL.entries, [teamId, limit])).rows.map(toEntry);
+      return (await query(SQL.entries, [teamId, limit, Math.trunc(beforeId)])).rows.map(toEntry);
     },
 
     async usage(teamId: string): Promise<Usage | null> {

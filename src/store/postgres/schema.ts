@@ -143,6 +143,9 @@ export const MIGRATIONS: readonly { name: string; sql: string }[] = [
     );
     CREATE INDEX sessions_user ON sessions (user_id);
     CREATE INDEX sessions_expires ON sessions (expires_at);
+
+    -- The user who created a key in the dashboard (null: the operator CLI).
+    ALTER TABLE api_keys ADD COLUMN created_by text REFERENCES users (id);
     `,
   },
 ];

@@ -7,7 +7,7 @@ import { prepare, type Connection, type Row } from './connection.ts';
 const MAX_KNOWN_KEYS = 10_000;
 
 const TEAM_COLS = 'id, name, credits, rate_limit, created_at';
-const KEY_COLS = 'id, team_id, name, prefix, last4, created_at, last_used_at, revoked_at';
+const KEY_COLS = 'id, team_id, name, prefix, last4, created_at, last_used_at, revoked_at, created_by';
 
 const ACCOUNT_SQL = {
   insertTeam: 'INSERT INTO teams (id, name, credits, rate_limit, created_at) VALUES (?, ?, ?, ?, ?)',
@@ -15,9 +15,10 @@ const ACCOUNT_SQL = {
   listTeams: `SELECT ${TEAM_COLS} FROM teams ORDER BY created_at, id`,
   updateTeam: 'UPDATE teams SET name = coalesce(?, name), rate_limit = coalesce(?, rate_limit) WHERE id = ?',
   teamExists: 'SELECT 1 AS one FROM teams WHERE id = ?',
-  insertKey: 'INSERT INTO api_keys (id, team_id, name, hash, prefix, last4, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  insertKey: 'INSERT INTO api_keys (id, team_id, name, hash, prefix, last4, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  activeKeyHash: 'SELECT hash FROM api_keys WHERE id = ? AND revoked_at IS NULL',
   getKey: `SELECT ${KEY_COLS} FROM api_keys WHERE id = ?`,
-  findActiveKey: `SELECT k.id, k.team_id, k.name, k.prefix, k.last4, k.created_at, k.last_used_at, k.revoked_at,
+  findActiveKey: `SELECT k.id, k.team_id, k.name, k.prefix, k.last4, k.created_at, k.last_used_at, k.revoked_at, k.created_by,
               t.name AS t_name, t.credits AS t_credits, t.rate_limit AS t_rate_limit, t.created_at AS t_created_at
          FROM api_keys k JOIN teams t ON t.id = k.team_id
         WHERE k.hash = ? AND k.revoked_at IS NULL`,
@@ -46,6 +47,7 @@ function toKey(r: Row): ApiKeyRecord {
     createdAt: r.created_at as string,
     lastUsedAt: (r.last_used_at as string | null) ?? null,
     revokedAt: (r.revoked_at as string | null) ?? null,
+    createdBy: (r.created_by as string | null) ?? null,
   };
 }
 export function accountStore(c: Connection): AccountStore {
@@ -81,12 +83,12 @@ export function accountStore(c: Connection): AccountStore {
       });
     },
 
-    async createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string }): Promise<ApiKeyRecord> {
+    async createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string; createdBy?: string | null }): Promise<ApiKeyRecord> {
       const id = newId('key');
       const createdAt = isoNow();
       c.tx(() => {
         if (!st.teamExists.get(key.teamId)) throw new Error(`unknown team ${key.teamId}`);
-        st.insertKey.run(id, key.teamId, key.name, key.hash, key.prefix, key.last4, createdAt);
+        st.insertKey.run(id, key.teamId, key.name, key.hash, key.prefix, key.last4, createdAt, key.createdBy ?? null);
       });
       return {
         id,
@@ -97,6 +99,7 @@ export function accountStore(c: Connection): AccountStore {
         createdAt,
         lastUsedAt: null,
         revokedAt: null,
+        createdBy: key.createdBy ?? null,
       };
     },
 
@@ -124,6 +127,10 @@ export function accountStore(c: Connection): AccountStore {
       };
       knownKeys.set(hash, { stamp, found });
       return found;
+    },
+
+    async activeKeyHash(id: string): Promise<string | null> {
+      return (c.run(() => st.activeKeyHash.get(id))?.hash as string | undefined) ?? null;
     },
 
     async listKeys(teamId: string): Promise<ApiKeyRecord[]> {

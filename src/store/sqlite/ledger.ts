@@ -12,7 +12,7 @@ const LEDGER_SQL = {
   credit: 'UPDATE teams SET credits = credits + ? WHERE id = ?',
   debit: 'UPDATE teams SET credits = credits - ?1 WHERE id = ?2 AND credits >= ?1',
   insertLedger: 'INSERT INTO ledger (team_id, amount, reason, request_id, created_at) VALUES (?, ?, ?, ?, ?)',
-  entries: 'SELECT id, team_id, amount, reason, request_id, created_at FROM ledger WHERE team_id = ? ORDER BY id DESC LIMIT ?',
+  entries: 'SELECT id, team_id, amount, reason, request_id, created_at FROM ledger WHERE team_id = ? AND id < ? ORDER BY id DESC LIMIT ?',
   usage: `SELECT coalesce(sum(CASE WHEN reason = 'charge' THEN -amount END), 0) AS charged,
               coalesce(sum(CASE WHEN reason = 'refund' THEN amount END), 0) AS refunded,
               coalesce(sum(CASE WHEN reason = 'topup' THEN amount END), 0) AS topped_up
@@ -120,9 +120,9 @@ export function ledger(c: Connection): Ledger {
       return c.run(() => balanceOf(teamId));
     },
 
-    async entries(teamId: string, limit = 100): Promise<LedgerEntry[]> {
+    async entries(teamId: string, limit = 100, beforeId = Number.MAX_SAFE_INTEGER): Promise<LedgerEntry[]> {
       if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer, got ${limit}`);
-      return c.run(() => st.entries.all(teamId, limit)).map(toEntry);
+      return c.run(() => st.entries.all(teamId, beforeId, limit)).map(toEntry);
     },
 
     async usage(teamId: string): Promise<Usage | null> {

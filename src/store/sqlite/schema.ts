@@ -119,5 +119,8 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX sessions_user ON sessions (user_id);
   CREATE INDEX sessions_expires ON sessions (expires_at);
+
+  -- The user who created a key in the dashboard (null: the operator CLI).
+  ALTER TABLE api_keys ADD COLUMN created_by TEXT REFERENCES users (id);
   `,
 ];
