@@ -12,4 +12,12 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
+  {
+    // The dashboard's script runs in the browser.
+    files: ['src/dashboard/assets/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: { document: 'readonly', navigator: 'readonly', Element: 'readonly', HTMLSelectElement: 'readonly' },
+    },
+  },
 );

@@ -9,7 +9,10 @@ import { answerAndClose, DEFAULT_CONNECTION_LIMITS, edgeServerFactory, type Conn
 import { CursorSealer } from './cursors.ts';
 import { ApiError, sendError } from './errors.ts';
 import { newRequestId } from './ids.ts';
+import { randomBytes } from 'node:crypto';
+import { dashboardPlugin } from '../dashboard/plugin.ts';
 import { errorsPlugin } from './plugins/errors.ts';
+import { INTERNAL_CALLER } from './plugins/auth.ts';
 import { healthPlugin } from './plugins/health.ts';
 import { maintenancePlugin } from './plugins/maintenance.ts';
 import { recordsPlugin } from './plugins/records.ts';
@@ -109,7 +112,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   // First: routes keep the error handler of the moment they are added.
-  await app.register(errorsPlugin);
+  await app.register(errorsPlugin, { formsUnder: '/dashboard' });
   await app.register(metricsPlugin, { metricsToken: options.metricsToken });
   await app.register(openApiPlugin, { endpoints: options.endpoints, publicBaseUrl: options.publicBaseUrl });
   await app.register(healthPlugin, { stores });
@@ -133,6 +136,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     now,
     shutdown: shutdown.signal,
   });
+  // In-process requests made for one of the team's keys (the dashboard's try-it panel) carry it.
+  const internalSecret = randomBytes(32).toString('hex');
   await app.register(routesPlugin, {
     runtimes: compileEndpoints(options.endpoints).values(),
     scraper,
@@ -140,6 +145,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     stores,
     now,
     keyUseFlushMs: options.keyUseFlushMs ?? 5_000,
+    internalSecret,
+  });
+  await app.register(dashboardPlugin, {
+    prefix: '/dashboard',
+    stores,
+    endpoints: options.endpoints,
+    secret: options.cursorSecret,
+    now,
+    publicBaseUrl: options.publicBaseUrl,
+    callAs: async (keyId, url) => {
+      const response = await app.inject({ method: 'GET', url, headers: { [INTERNAL_CALLER]: `${internalSecret}.${keyId}` } });
+      return { status: response.statusCode, body: response.body };
+    },
   });
   return app;
 }

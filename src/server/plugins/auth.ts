@@ -4,12 +4,15 @@
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { lookupGate } from '../../store/gate.ts';
-import type { Admission, Gate, RateLimiter, Stores, Team } from '../../store/types.ts';
+import type { Admission, Gate, Stores, Team } from '../../store/types.ts';
 import { addressKey } from '../connections.ts';
 import { ApiError } from '../errors.ts';
 import { hashKey, looksLikeKey, sameHash } from '../keys.ts';
 import { everyWhileOpen } from './maintenance.ts';
 import { RATE_WINDOW_MS, rateHeaders, rateLimited } from './rate-limit.ts';
+
+/** The header of a request the service makes in-process for one of its keys (the dashboard's try-it panel). */
+export const INTERNAL_CALLER = 'x-internal-caller';
 
 /** Failed authentications allowed per client address per window; further failing ones get 429. */
 export const AUTH_FAILURES_PER_WINDOW = 30;
@@ -65,11 +68,17 @@ function presentedKey(request: FastifyRequest): { key: string | null; conflict: 
  * key cannot lock out the others behind the same NAT, proxy or load balancer. A valid key costs
  * what the gate costs (a key lookup and a limiter call, or one Redis call on a cluster).
  */
-async function admit(request: FastifyRequest, gate: Gate, limiter: RateLimiter, keyUse: KeyUseRecorder, now: number): Promise<Admission> {
+async function admit(request: FastifyRequest, stores: Stores, gate: Gate, keyUse: KeyUseRecorder, now: number, internal: string | undefined): Promise<Admission> {
   const { key, conflict } = presentedKey(request);
   let admitted: Admission | null = null;
   let hash = '';
-  if (!conflict && key !== null && looksLikeKey(key)) {
+  const asKey = request.headers[INTERNAL_CALLER];
+  if (internal !== undefined && typeof asKey === 'string' && key === null) {
+    // The dashboard's try-it panel, in-process: `<secret>.<key id>` (the secret never leaves the process).
+    const dot = asKey.indexOf('.');
+    if (dot > 0 && sameHash(asKey.slice(0, dot), internal)) hash = (await stores.accounts.activeKeyHash(asKey.slice(dot + 1))) ?? '';
+    if (hash !== '') admitted = await gate.admit(hash, RATE_WINDOW_MS, now);
+  } else if (!conflict && key !== null && looksLikeKey(key)) {
     hash = hashKey(key);
     admitted = await gate.admit(hash, RATE_WINDOW_MS, now);
   }
@@ -80,7 +89,7 @@ async function admit(request: FastifyRequest, gate: Gate, limiter: RateLimiter, 
   // A failure counts only while the address is under its limit; past it, failures are 429
   // until the rolling window frees (the refused ones are not counted, so it does free).
   // Per IPv4 address or IPv6 /64: a client commonly holds a whole /64 and could rotate in it.
-  const failures = await limiter.hit(`authfail:${addressKey(request.ip)}`, AUTH_FAILURES_PER_WINDOW, RATE_WINDOW_MS, now);
+  const failures = await stores.limiter.hit(`authfail:${addressKey(request.ip)}`, AUTH_FAILURES_PER_WINDOW, RATE_WINDOW_MS, now);
   if (!failures.allowed) throw rateLimited(failures, 'Too many failed authentication attempts from this address.');
   const message = conflict
     ? 'The x-api-key and Authorization headers carry different keys.'
@@ -102,16 +111,18 @@ export interface AuthOptions {
   now: () => number;
   /** How often key last-use times are written. */
   keyUseFlushMs: number;
+  /** The secret of in-process requests made for a key (INTERNAL_CALLER); none: such requests are refused. */
+  internalSecret?: string;
 }
 
-const auth: FastifyPluginCallback<AuthOptions> = (app, { stores, now, keyUseFlushMs }, done) => {
+const auth: FastifyPluginCallback<AuthOptions> = (app, { stores, now, keyUseFlushMs, internalSecret }, done) => {
   const keyUse = new KeyUseRecorder(stores);
   everyWhileOpen(app, keyUseFlushMs, () => keyUse.flush(), 'key use flush');
   app.addHook('onClose', () => keyUse.flush());
   const gate = stores.gate ?? lookupGate(stores);
   app.decorateRequest('caller', null as unknown as Caller);
   app.addHook('onRequest', async (request, reply) => {
-    const { team, key, decision } = await admit(request, gate, stores.limiter, keyUse, now());
+    const { team, key, decision } = await admit(request, stores, gate, keyUse, now(), internalSecret);
     request.caller = { team, keyId: key.id, keyName: key.name };
     request.state.team = team.id;
     rateHeaders(reply, decision);

@@ -19,7 +19,13 @@ function asApiError(error: unknown, request: FastifyRequest): ApiError {
   return new ApiError('INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with this request id.');
 }
 
-const errors: FastifyPluginCallback = (app, _options, done) => {
+export interface ErrorsOptions {
+  /** Paths under this prefix take forms (POST with a body); everything else is GET only. */
+  formsUnder?: string;
+}
+
+const errors: FastifyPluginCallback<ErrorsOptions> = (app, { formsUnder }, done) => {
+  const takesForms = (url: string) => formsUnder !== undefined && (url === formsUnder || url.startsWith(`${formsUnder}/`) || url.startsWith(`${formsUnder}?`));
   // While the app closes, new requests are refused with a 503 envelope, and a connection whose
   // response has just finished is closed as well: Fastify only reaps connections idle when
   // close() begins, so a keep-alive client of a request in flight would hold close() (and
@@ -57,8 +63,13 @@ const errors: FastifyPluginCallback = (app, _options, done) => {
       hookDone(new ApiError('SERVICE_UNAVAILABLE', 'The service is restarting; retry shortly.', { headers: { 'retry-after': '5' } }));
       return;
     }
-    // No route reads a body: a request that announces one is answered without reading it and
-    // its connection closed, so that a body sent slowly (or never) holds nothing.
+    // The dashboard's forms are read (bounded by their routes); no other route reads a body.
+    if (takesForms(request.url)) {
+      hookDone();
+      return;
+    }
+    // No API route reads a body: a request that announces one is answered without reading it
+    // and its connection closed, so that a body sent slowly (or never) holds nothing.
     const { headers } = request;
     if (headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0')) {
       reply.header('connection', 'close');

@@ -27,19 +27,21 @@ export interface RoutesOptions {
   stores: Stores;
   now: () => number;
   keyUseFlushMs: number;
+  /** The secret of the service's in-process requests made for a key (auth.ts). */
+  internalSecret?: string;
 }
 
 // Responses are composed by the scrape (data serialised once, before it is stored); the
 // response schemas serve the OpenAPI document only.
 const plainSerializer = () => (payload: unknown) => JSON.stringify(payload);
 
-export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, sealer, stores, now, keyUseFlushMs }) => {
+export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, sealer, stores, now, keyUseFlushMs, internalSecret }) => {
   // Before authentication, so that refused requests are counted under their endpoint too.
   api.addHook('onRequest', (request, _reply, done) => {
     request.state.endpoint = request.routeOptions.config.endpoint ?? null;
     done();
   });
-  await api.register(authPlugin, { stores, now, keyUseFlushMs });
+  await api.register(authPlugin, { stores, now, keyUseFlushMs, internalSecret });
 
   for (const runtime of runtimes) {
     const { endpoint } = runtime;

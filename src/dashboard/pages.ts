@@ -1,0 +1,452 @@
+// The signed-in pages of the dashboard: Overview, Keys, Usage, Ledger and Try it. Each shows
+// one team: the user's own, or for an operator any team (`?team=`). A user who asks for another
+// team's page gets 404, as for a page that does not exist.
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { TSchema } from 'typebox';
+import type { EndpointDeclaration } from '../endpoints/types.ts';
+import { generateKey } from '../server/keys.ts';
+import { fullQuerySchema } from '../server/query.ts';
+import type { ApiKeyRecord, RequestRecord, Team, User } from '../store/types.ts';
+import { barChart, columnChart, percent } from './charts.ts';
+import { html, notice, page, PageError, sendPage, type Html } from './html.ts';
+import type { DashboardOptions } from './plugin.ts';
+import type { SignedIn } from './session.ts';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const RECORDS_PER_PAGE = 50;
+const ENTRIES_PER_PAGE = 50;
+const KEY_NAME_MAX = 100;
+
+interface Scope {
+  signedIn: SignedIn;
+  user: User;
+  team: Team;
+  /** `?team=…` when an operator looks at another team than its own, else ''. */
+  teamQuery: string;
+  /** The same as a hidden form field. */
+  teamField: Html;
+}
+
+const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+const dayStart = (day: string): number => Date.parse(`${day}T00:00:00.000Z`);
+const time = (iso: string | null): string => (iso === null ? '—' : iso.replace('T', ' ').slice(0, 19));
+const mayRevoke = (user: User, key: ApiKeyRecord): boolean => key.revokedAt === null && (user.role !== 'member' || key.createdBy === user.id);
+const mayUse = mayRevoke;
+
+export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, { stores, endpoints, now, callAs }) => {
+  app.addHook('preHandler', async (request, reply) => {
+    if (request.signedIn) return;
+    if (request.method === 'GET') return reply.redirect('/dashboard/sign-in', 303);
+    throw new PageError(403, 'You are signed out. Sign in again.');
+  });
+
+  async function scopeOf(request: FastifyRequest): Promise<Scope> {
+    const signedIn = request.signedIn as SignedIn;
+    const { user } = signedIn;
+    const asked = (request.query as Record<string, unknown>).team ?? (request.body as Record<string, unknown> | undefined)?.team;
+    let team: Team | null;
+    if (typeof asked === 'string' && asked !== '' && asked !== user.teamId) {
+      if (user.role !== 'operator') throw new PageError(404, 'There is no such page.');
+      team = await stores.accounts.getTeam(asked);
+    } else team = await stores.accounts.getTeam(user.teamId);
+    if (!team) throw new PageError(404, 'There is no such team.');
+    const other = team.id !== user.teamId;
+    return {
+      signedIn,
+      user,
+      team,
+      teamQuery: other ? `?team=${encodeURIComponent(team.id)}` : '',
+      teamField: other ? html`<input type="hidden" name="team" value="${team.id}" />` : html``,
+    };
+  }
+
+  const show = (reply: FastifyReply, scope: Scope, current: string, title: string, body: Html, status = 200) =>
+    sendPage(reply, status, page({ title, nav: { current, csrf: scope.signedIn.session.csrf, email: scope.user.email, teamQuery: scope.teamQuery }, body }));
+
+  const csrfField = (scope: Scope) => html`<input type="hidden" name="csrf" value="${scope.signedIn.session.csrf}" />${scope.teamField}`;
+  const teamLine = (scope: Scope) => html`<p class="hint">Team <strong>${scope.team.name}</strong> (${scope.team.id})${scope.user.role === 'operator' ? ', as operator' : ''}.</p>`;
+
+  // ---- Overview
+  async function overview(request: FastifyRequest, reply: FastifyReply, message: Html | null = null, status = 200) {
+    const scope = await scopeOf(request);
+    const { team, user } = scope;
+    const since = dayStart(utcDay(now())) - 29 * DAY_MS;
+    const totals = await stores.requests.totals(team.id, since);
+    const spent = totals.days.reduce((sum, day) => sum + day.credits, 0);
+    const requests = totals.days.reduce((sum, day) => sum + day.requests, 0);
+    const operator =
+      user.role === 'operator'
+        ? html`<h2>Operator</h2>
+            <form method="get" action="/dashboard" data-autosubmit>
+              <label for="team">Team</label>
+              <select id="team" name="team">
+                ${(await stores.accounts.listTeams()).map((t) => html`<option value="${t.id}" ${t.id === team.id ? html`selected` : ''}>${t.name} (${t.id})</option>`)}
+              </select>
+              <button type="submit" class="secondary">Show team</button>
+            </form>
+            <form method="post" action="/dashboard/credits">
+              ${csrfField(scope)}
+              <label for="amount">Credits to add</label>
+              <input id="amount" name="amount" type="number" min="1" max="100000000" step="1" required />
+              <button type="submit">Add credits</button>
+            </form>`
+        : '';
+    return show(
+      reply,
+      scope,
+      'Overview',
+      'Overview',
+      html`${message}${teamLine(scope)}
+        <dl class="cards">
+          <div class="card"><dt>Balance</dt><dd id="balance">${team.credits}</dd></div>
+          <div class="card"><dt>Rate limit</dt><dd>${team.rateLimit} <small>requests / 60 s</small></dd></div>
+          <div class="card"><dt>Credits spent, last 30 days</dt><dd>${spent}</dd></div>
+          <div class="card"><dt>Requests, last 30 days</dt><dd>${requests}</dd></div>
+        </dl>
+        <p>Each live scrape costs 1 credit; a cached result costs none. See the <a href="/docs">API docs</a> for every endpoint and its parameters.</p>
+        ${operator}
+        <h2>Sessions</h2>
+        <form method="post" action="/dashboard/sign-out-everywhere">
+          ${csrfField(scope)}
+          <button type="submit" class="secondary">Sign out everywhere</button>
+        </form>`,
+      status,
+    );
+  }
+  app.get('/', (request, reply) => overview(request, reply));
+
+  app.post('/credits', async (request, reply) => {
+    const scope = await scopeOf(request);
+    if (scope.user.role !== 'operator') throw new PageError(403, 'Only an operator can add credits.');
+    const raw = String((request.body as Record<string, unknown>).amount ?? '');
+    const amount = Number(raw);
+    if (!/^\d{1,9}$/.test(raw) || amount < 1 || amount > 100_000_000) {
+      return overview(request, reply, notice('error', 'The amount must be a whole number from 1 to 100,000,000.'), 422);
+    }
+    await stores.ledger.addCredits(scope.team.id, amount);
+    return reply.redirect(`/dashboard${scope.teamQuery}${scope.teamQuery ? '&' : '?'}added=${amount}`, 303);
+  });
+
+  // ---- Keys
+  async function keysPage(request: FastifyRequest, reply: FastifyReply, top: Html | null, status = 200) {
+    const scope = await scopeOf(request);
+    const keys = await stores.accounts.listKeys(scope.team.id);
+    const query = request.query as Record<string, string | undefined>;
+    const revoked = query.revoked ? keys.find((key) => key.id === query.revoked) : undefined;
+    return show(
+      reply,
+      scope,
+      'Keys',
+      'Keys',
+      html`${top ?? (revoked ? notice('success', html`Key <strong>${revoked.name}</strong> is revoked: requests with it fail with 401.`) : null)}${teamLine(scope)}
+        <form method="post" action="/dashboard/keys">
+          ${csrfField(scope)}
+          <label for="key-name">Key name</label>
+          <input id="key-name" name="name" type="text" maxlength="${KEY_NAME_MAX}" required />
+          <button type="submit">Create key</button>
+        </form>
+        <h2>Keys of the team</h2>
+        <div class="table-wrap">
+          <table>
+            <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
+            <tbody>
+              ${keys.length === 0 ? html`<tr><td colspan="6">No keys yet.</td></tr>` : ''}
+              ${keys.map(
+                (key) => html`<tr>
+                  <td>${key.name}</td>
+                  <td><code>${key.prefix}…${key.last4}</code></td>
+                  <td>${time(key.createdAt)}</td>
+                  <td>${time(key.lastUsedAt)}</td>
+                  <td>${key.revokedAt ? `Revoked ${time(key.revokedAt)}` : 'Active'}</td>
+                  <td>${mayRevoke(scope.user, key) ? html`<form method="get" action="/dashboard/keys/${key.id}/revoke">${scope.teamField}<button type="submit" class="secondary">Revoke</button></form>` : ''}</td>
+                </tr>`,
+              )}
+            </tbody>
+          </table>
+        </div>
+        <p class="hint">Last use is recorded within seconds of a request.</p>`,
+      status,
+    );
+  }
+  app.get('/keys', (request, reply) => keysPage(request, reply, null));
+
+  app.post('/keys', async (request, reply) => {
+    const scope = await scopeOf(request);
+    const name = String((request.body as Record<string, unknown>).name ?? '').trim();
+    if (name === '' || name.length > KEY_NAME_MAX) return keysPage(request, reply, notice('error', `The key name must be 1 to ${KEY_NAME_MAX} characters.`), 422);
+    const generated = generateKey();
+    await stores.accounts.createKey({ teamId: scope.team.id, name, hash: generated.hash, prefix: generated.prefix, last4: generated.last4, createdBy: scope.user.id });
+    return keysPage(
+      request,
+      reply,
+      html`${notice('success', html`Key <strong>${name}</strong> created. Copy it now: it is shown only this once.`)}
+        <div class="key-output">
+          <div>
+            <label for="new-key">New key</label>
+            <input id="new-key" type="text" readonly value="${generated.key}" />
+          </div>
+          <button type="button" data-copy="new-key">Copy</button>
+        </div>`,
+    );
+  });
+
+  async function revocable(request: FastifyRequest): Promise<{ scope: Scope; key: ApiKeyRecord }> {
+    const scope = await scopeOf(request);
+    const id = (request.params as { id: string }).id;
+    const key = (await stores.accounts.listKeys(scope.team.id)).find((k) => k.id === id && k.revokedAt === null);
+    if (!key) throw new PageError(404, 'There is no such active key.');
+    if (!mayRevoke(scope.user, key)) throw new PageError(403, 'A member can revoke only the keys it created.');
+    return { scope, key };
+  }
+
+  app.get('/keys/:id/revoke', async (request, reply) => {
+    const { scope, key } = await revocable(request);
+    return show(
+      reply,
+      scope,
+      'Keys',
+      'Revoke key',
+      html`<p>Revoke the key <strong>${key.name}</strong> (<code>${key.prefix}…${key.last4}</code>)? Every request with it fails with 401 from the next one on. This cannot be undone.</p>
+        <form method="post" action="/dashboard/keys/${key.id}/revoke">
+          ${csrfField(scope)}
+          <button type="submit" class="danger">Revoke key</button>
+        </form>
+        <p><a href="/dashboard/keys${scope.teamQuery}">Cancel</a></p>`,
+    );
+  });
+
+  app.post('/keys/:id/revoke', async (request, reply) => {
+    const { scope, key } = await revocable(request);
+    await stores.accounts.revokeKey(key.id);
+    return reply.redirect(`/dashboard/keys${scope.teamQuery}${scope.teamQuery ? '&' : '?'}revoked=${encodeURIComponent(key.id)}`, 303);
+  });
+
+  // ---- Usage
+  app.get('/usage', async (request, reply) => {
+    const scope = await scopeOf(request);
+    const query = request.query as Record<string, string | undefined>;
+    const problems: string[] = [];
+    const endpoint = query.endpoint || undefined;
+    const status = query.status || undefined;
+    const day = query.day || undefined;
+    if (status !== undefined && !/^[1-5]\d\d$/.test(status)) problems.push('The status must be an HTTP status such as 200 or 502.');
+    if (day !== undefined && (Number.isNaN(dayStart(day)) || utcDay(dayStart(day)) !== day)) problems.push('The day must be a date such as 2026-11-26.');
+    const since = dayStart(utcDay(now())) - 29 * DAY_MS;
+    const totals = await stores.requests.totals(scope.team.id, since);
+    const byDay = new Map(totals.days.map((d) => [d.day, d]));
+    const days = Array.from({ length: 30 }, (_, i) => {
+      const label = utcDay(since + i * DAY_MS);
+      return byDay.get(label) ?? { day: label, requests: 0, credits: 0, cached: 0 };
+    });
+    const share = (cached: number, requests: number) => (requests === 0 ? 0 : (cached / requests) * 100);
+    let records: RequestRecord[] = [];
+    let next: string | null = null;
+    if (problems.length === 0) {
+      try {
+        const found = await stores.requests.list({
+          teamId: scope.team.id,
+          endpoint,
+          status: status === undefined ? undefined : Number(status),
+          since: day === undefined ? undefined : dayStart(day),
+          until: day === undefined ? undefined : dayStart(day) + DAY_MS,
+          limit: RECORDS_PER_PAGE,
+          cursor: query.cursor || null,
+        });
+        ({ records, next } = { records: found.records, next: found.next });
+      } catch (error) {
+        if (!(error instanceof RangeError)) throw error;
+        problems.push('That page link is not valid any more; start from the first page.');
+      }
+    }
+    const filters = new URLSearchParams({ ...(scope.teamQuery ? { team: scope.team.id } : {}), ...(endpoint ? { endpoint } : {}), ...(status ? { status } : {}), ...(day ? { day } : {}) });
+    const paths = [...new Set([...endpoints.map((e) => e.path), '/v1/account', '/v1/account/usage', '/v1/account/requests', ...totals.endpoints.map((e) => e.endpoint)])];
+    return show(
+      reply,
+      scope,
+      'Usage',
+      'Usage',
+      html`${problems.map((p) => notice('error', p))}${teamLine(scope)}
+        <h2>Last 30 days</h2>
+        <div class="charts">
+          ${columnChart('Requests per day', days.map((d) => ({ label: d.day, value: d.requests })))}
+          ${columnChart('Credits spent per day', days.map((d) => ({ label: d.day, value: d.credits })))}
+          ${columnChart('Cache-hit share per day', days.map((d) => ({ label: d.day, value: share(d.cached, d.requests) })), percent)}
+          ${barChart('Requests per endpoint', totals.endpoints.map((e) => ({ label: e.endpoint, value: e.requests })))}
+          ${barChart('Credits spent per endpoint', totals.endpoints.map((e) => ({ label: e.endpoint, value: e.credits })))}
+          ${barChart('Cache-hit share per endpoint', totals.endpoints.map((e) => ({ label: e.endpoint, value: share(e.cached, e.requests) })), percent)}
+        </div>
+        <h2>Recent requests</h2>
+        <form method="get" action="/dashboard/usage" class="filters">
+          ${scope.teamField}
+          <div>
+            <label for="filter-endpoint">Endpoint</label>
+            <select id="filter-endpoint" name="endpoint">
+              <option value="">All endpoints</option>
+              ${paths.map((path) => html`<option value="${path}" ${path === endpoint ? html`selected` : ''}>${path}</option>`)}
+            </select>
+          </div>
+          <div>
+            <label for="filter-status">Status</label>
+            <input id="filter-status" name="status" type="text" inputmode="numeric" maxlength="3" value="${status ?? ''}" />
+          </div>
+          <div>
+            <label for="filter-day">Day</label>
+            <input id="filter-day" name="day" type="date" value="${day ?? ''}" />
+          </div>
+          <button type="submit">Filter</button>
+        </form>
+        <div class="table-wrap">
+          <table>
+            <thead><tr><th scope="col">Time (UTC)</th><th scope="col">Endpoint</th><th scope="col" class="num">Status</th><th scope="col" class="num">Credits</th><th scope="col">Cached</th><th scope="col" class="num">Duration</th><th scope="col">Request id</th></tr></thead>
+            <tbody>
+              ${records.length === 0 ? html`<tr><td colspan="7">No requests match.</td></tr>` : ''}
+              ${records.map(
+                (r) => html`<tr>
+                  <td>${time(r.at)}</td><td>${r.endpoint}</td><td class="num">${r.status}${r.errorCode ? html` <small>${r.errorCode}</small>` : ''}</td>
+                  <td class="num">${r.credits}</td><td>${r.cached ? 'yes' : 'no'}</td><td class="num">${r.durationMs.toFixed(1)} ms</td><td><code>${r.requestId}</code></td>
+                </tr>`,
+              )}
+            </tbody>
+          </table>
+        </div>
+        <div class="pager">
+          ${query.cursor ? html`<a href="/dashboard/usage?${filters.toString()}">Newest</a>` : ''}
+          ${next ? html`<a href="/dashboard/usage?${new URLSearchParams([...filters, ['cursor', next]]).toString()}">Older requests</a>` : ''}
+        </div>
+        <p class="hint">Requests are listed within seconds of their answer.</p>`,
+    );
+  });
+
+  // ---- Ledger
+  app.get('/ledger', async (request, reply) => {
+    const scope = await scopeOf(request);
+    const raw = (request.query as Record<string, string | undefined>).before;
+    const before = raw !== undefined && /^\d{1,15}$/.test(raw) ? Number(raw) : undefined;
+    const [entries, usage] = await Promise.all([stores.ledger.entries(scope.team.id, ENTRIES_PER_PAGE + 1, before), stores.ledger.usage(scope.team.id)]);
+    const shown = entries.slice(0, ENTRIES_PER_PAGE);
+    const sum = usage ? usage.toppedUp - usage.charged + usage.refunded : 0;
+    const kinds = { topup: 'Top-up', charge: 'Charge', refund: 'Refund' } as const;
+    const more = entries.length > ENTRIES_PER_PAGE ? new URLSearchParams({ ...(scope.teamQuery ? { team: scope.team.id } : {}), before: String(shown.at(-1)?.id) }) : null;
+    return show(
+      reply,
+      scope,
+      'Ledger',
+      'Ledger',
+      html`${teamLine(scope)}
+        <dl class="cards">
+          <div class="card"><dt>Balance</dt><dd>${scope.team.credits}</dd></div>
+          <div class="card"><dt>Sum of all entries</dt><dd>${sum}</dd></div>
+          <div class="card"><dt>Credits held by requests in flight</dt><dd>${usage?.pending ?? 0}</dd></div>
+        </dl>
+        <p class="hint">A live scrape holds its credit as a charge when it starts; a failed one is refunded.</p>
+        <div class="table-wrap">
+          <table>
+            <thead><tr><th scope="col">Time (UTC)</th><th scope="col">Kind</th><th scope="col" class="num">Credits</th><th scope="col">Request id</th></tr></thead>
+            <tbody>
+              ${shown.length === 0 ? html`<tr><td colspan="4">No entries.</td></tr>` : ''}
+              ${shown.map(
+                (e) => html`<tr><td>${time(e.createdAt)}</td><td>${kinds[e.reason]}</td><td class="num">${e.amount > 0 ? `+${e.amount}` : `−${-e.amount}`}</td><td>${e.requestId ? html`<code>${e.requestId}</code>` : '—'}</td></tr>`,
+              )}
+            </tbody>
+          </table>
+        </div>
+        <div class="pager">
+          ${before !== undefined ? html`<a href="/dashboard/ledger${scope.teamQuery}">Newest</a>` : ''}
+          ${more ? html`<a href="/dashboard/ledger?${more.toString()}">Older entries</a>` : ''}
+        </div>`,
+    );
+  });
+
+  // ---- Try it
+  const byId = new Map(endpoints.map((e) => [e.id, e]));
+
+  function parameterFields(endpoint: EndpointDeclaration, values: Record<string, string>): Html[] {
+    const schema = fullQuerySchema(endpoint);
+    const required = new Set<string>((endpoint.query.required as string[] | undefined) ?? []);
+    return Object.entries(schema.properties as Record<string, TSchema & { enum?: string[]; description?: string; default?: string }>).map(([name, property]) => {
+      const id = `param-${name}`;
+      const label = html`<label for="${id}">${name}${required.has(name) ? html` <span class="required">(required)</span>` : ''}</label>`;
+      const hint = property.description ? html`<p class="hint" id="${id}-hint">${property.description}</p>` : '';
+      const described = property.description ? html`aria-describedby="${id}-hint"` : '';
+      const value = values[name] ?? '';
+      const field = property.enum
+        ? html`<select id="${id}" name="q.${name}" ${described}>
+            <option value="">${required.has(name) ? 'Choose' : '(not set)'}</option>
+            ${property.enum.map((option) => html`<option value="${option}" ${option === value ? html`selected` : ''}>${option}</option>`)}
+          </select>`
+        : html`<input id="${id}" name="q.${name}" type="text" value="${value}" ${required.has(name) ? html`required` : ''} ${described} />`;
+      return html`<div>${label}${field}${hint}</div>`;
+    });
+  }
+
+  async function tryPage(request: FastifyRequest, reply: FastifyReply, chosen: EndpointDeclaration | undefined, values: Record<string, string>, keyId: string, result: Html | null) {
+    const scope = await scopeOf(request);
+    const keys = (await stores.accounts.listKeys(scope.team.id)).filter((key) => mayUse(scope.user, key));
+    const form = chosen
+      ? keys.length === 0
+        ? notice('error', html`There is no active key to run it with: <a href="/dashboard/keys${scope.teamQuery}">create one</a> first.`)
+        : html`<form method="post" action="/dashboard/try">
+            ${csrfField(scope)}
+            <input type="hidden" name="endpoint" value="${chosen.id}" />
+            <p><code>GET ${chosen.path}</code>: ${chosen.summary}</p>
+            <label for="try-key">Key</label>
+            <select id="try-key" name="key">
+              ${keys.map((key) => html`<option value="${key.id}" ${key.id === keyId ? html`selected` : ''}>${key.name} (${key.prefix}…${key.last4})</option>`)}
+            </select>
+            ${parameterFields(chosen, values)}
+            <button type="submit">Run</button>
+          </form>`
+      : '';
+    return show(
+      reply,
+      scope,
+      'Try it',
+      'Try it',
+      html`${teamLine(scope)}
+        <form method="get" action="/dashboard/try" data-autosubmit>
+          ${scope.teamField}
+          <label for="try-endpoint">Endpoint</label>
+          <select id="try-endpoint" name="endpoint">
+            <option value="">Choose an endpoint</option>
+            ${endpoints.map((e) => html`<option value="${e.id}" ${e.id === chosen?.id ? html`selected` : ''}>${e.path}: ${e.summary}</option>`)}
+          </select>
+          <button type="submit" class="secondary">Choose</button>
+        </form>
+        ${form}${result}
+        <p class="hint">A run is a real request: a live scrape costs 1 credit, and it counts against the rate limit.</p>`,
+    );
+  }
+
+  app.get('/try', async (request, reply) => {
+    const id = (request.query as Record<string, string | undefined>).endpoint;
+    return tryPage(request, reply, id ? byId.get(id) : undefined, {}, '', null);
+  });
+
+  app.post('/try', async (request, reply) => {
+    const scope = await scopeOf(request);
+    const body = request.body as Record<string, unknown>;
+    const endpoint = byId.get(String(body.endpoint ?? ''));
+    if (!endpoint) throw new PageError(404, 'There is no such endpoint.');
+    const keyId = String(body.key ?? '');
+    const key = (await stores.accounts.listKeys(scope.team.id)).find((k) => k.id === keyId);
+    if (!key || !mayUse(scope.user, key)) throw new PageError(404, 'There is no such active key.');
+    const values: Record<string, string> = {};
+    for (const [name, value] of Object.entries(body)) {
+      if (name.startsWith('q.') && typeof value === 'string' && value !== '') values[name.slice(2)] = value;
+    }
+    const answer = await callAs(key.id, `${endpoint.path}?${new URLSearchParams(values).toString()}`);
+    let pretty = answer.body;
+    let credits = 0;
+    try {
+      const parsed = JSON.parse(answer.body) as { meta?: { creditsCharged?: number } };
+      pretty = JSON.stringify(parsed, null, 2);
+      credits = parsed.meta?.creditsCharged ?? 0;
+    } catch {
+      // shown as it came
+    }
+    const result = html`<h2>Result</h2>
+      <p role="status">Status <strong id="try-status">${answer.status}</strong>; credits charged: <strong id="try-credits">${credits}</strong>.</p>
+      <pre aria-label="Response JSON"><code>${pretty}</code></pre>`;
+    return tryPage(request, reply, endpoint, values, key.id, result);
+  });
+};

@@ -1,0 +1,221 @@
+// The account holder's dashboard at /dashboard: server-rendered pages that work without
+// script, on either store set. This file holds what every page shares: security headers, the
+// stylesheet and script, sessions, CSRF, the sign-in and set-password pages, and errors as pages.
+// The signed-in pages are in pages.ts.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { passwordProblem, hashPassword, tokenHash, verifyPassword, PASSWORD_MIN } from '../account/users.ts';
+import type { EndpointDeclaration } from '../endpoints/types.ts';
+import { addressKey } from '../server/connections.ts';
+import { normaliseEmail } from '../store/rules.ts';
+import { StoreUnavailableError, type Stores } from '../store/types.ts';
+import { html, notice, page, PageError, sendPage, type Html } from './html.ts';
+import { signedInPages } from './pages.ts';
+import { sameText, Sessions, type SignedIn } from './session.ts';
+
+/** Failed or not, sign-in attempts allowed per client address and per account in SIGN_IN_WINDOW_MS. */
+export const SIGN_IN_LIMITS = { address: 20, account: 10 } as const;
+export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
+/** Form bodies are small: a password, a key name, a try-it query. */
+const BODY_LIMIT = 16 * 1024;
+
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntries(
+  [
+    ['dashboard.css', 'text/css; charset=utf-8'],
+    ['dashboard.js', 'text/javascript; charset=utf-8'],
+  ].map(([name, type]) => [name, { type: type as string, body: readFileSync(join(import.meta.dirname, 'assets', name as string)) }]),
+);
+
+export interface DashboardOptions {
+  stores: Stores;
+  endpoints: readonly EndpointDeclaration[];
+  /** Shared by every node: signs the forms shown before sign-in. */
+  secret: string;
+  now: () => number;
+  /** Runs an API request in-process as the key `keyId` (the try-it panel). */
+  callAs: (keyId: string, url: string) => Promise<{ status: number; body: string }>;
+  /** PUBLIC_BASE_URL: cookies are Secure when it is https, or when the request came over HTTPS. */
+  publicBaseUrl?: string | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The signed-in user of a dashboard page, when there is one. */
+    signedIn: SignedIn | null;
+  }
+}
+
+const TITLES: Record<number, string> = { 400: 'Bad request', 403: 'Not allowed', 404: 'Not found', 429: 'Too many attempts', 503: 'Unavailable' };
+
+export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app, options) => {
+  const { stores, now } = options;
+  const https = options.publicBaseUrl?.startsWith('https:') ?? false;
+  const sessions = new Sessions(stores.users, options.secret, (request) => https || request.protocol === 'https');
+
+  await app.register(cookie);
+  await app.register(formbody, { bodyLimit: BODY_LIMIT });
+  app.decorateRequest('signedIn', null);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('content-security-policy', CSP);
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('x-frame-options', 'DENY');
+    reply.header('cache-control', 'no-store');
+    request.signedIn = await sessions.current(request, now());
+  });
+
+  // Every change is a POST with a CSRF token: the session's, or (before sign-in) the form cookie's.
+  app.addHook('preHandler', async (request) => {
+    if (request.method !== 'POST') return;
+    const posted = (request.body as Record<string, unknown> | undefined)?.csrf;
+    const valid = request.signedIn
+      ? typeof posted === 'string' && sameText(posted, request.signedIn.session.csrf)
+      : sessions.formTokenValid(request, posted);
+    if (!valid) throw new PageError(403, 'This form has expired or did not come from this dashboard. Reload the page and try again.');
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    let status = 500;
+    let message = 'Something went wrong on our side; it has been logged. Try again.';
+    if (error instanceof PageError) ({ status, message } = error);
+    else if (error instanceof StoreUnavailableError) {
+      status = 503;
+      message = 'The service is temporarily unavailable; try again in a few seconds.';
+      reply.header('retry-after', '5');
+    } else if (typeof (error as { statusCode?: number }).statusCode === 'number' && ((error as { statusCode: number }).statusCode ?? 500) < 500) {
+      status = 400;
+      message = 'The request could not be read.';
+    } else request.log.error({ err: error }, 'dashboard error');
+    return sendPage(reply, status, page({ title: TITLES[status] ?? 'Error', body: html`${notice('error', message)}<p><a href="/dashboard">Back to the dashboard</a></p>` }));
+  });
+  app.setNotFoundHandler((_request, reply) =>
+    sendPage(reply, 404, page({ title: 'Not found', body: html`${notice('error', 'There is no such page.')}<p><a href="/dashboard">Back to the dashboard</a></p>` })),
+  );
+
+  for (const [name, asset] of Object.entries(ASSETS)) {
+    app.get(`/assets/${name}`, (_request, reply) => reply.header('content-type', asset.type).header('cache-control', 'public, max-age=300').send(asset.body));
+  }
+
+  // ---- sign-in
+  const signInPage = (request: FastifyRequest, reply: FastifyReply, status: number, message: Html | null, email = '') =>
+    sendPage(
+      reply,
+      status,
+      page({
+        title: 'Sign in',
+        body: html`${message}
+          <form method="post" action="/dashboard/sign-in">
+            <input type="hidden" name="csrf" value="${sessions.formToken(request, reply)}" />
+            <label for="email">Email</label>
+            <input id="email" name="email" type="email" autocomplete="username" required value="${email}" />
+            <label for="password">Password</label>
+            <input id="password" name="password" type="password" autocomplete="current-password" required />
+            <button type="submit">Sign in</button>
+          </form>
+          <p class="hint">No password yet, or forgotten it? Your operator sends you a link to set one.</p>`,
+      }),
+    );
+
+  app.get('/sign-in', async (request, reply) => {
+    if (request.signedIn) return reply.redirect('/dashboard', 303);
+    const query = request.query as Record<string, string | undefined>;
+    const message = query.done === 'password' ? notice('success', 'Your password is set. Sign in with it.') : query.done === 'out' ? notice('success', 'You are signed out.') : null;
+    return signInPage(request, reply, 200, message);
+  });
+
+  app.post('/sign-in', async (request, reply) => {
+    const body = request.body as Record<string, unknown>;
+    const email = typeof body.email === 'string' ? body.email.slice(0, 254) : '';
+    const password = typeof body.password === 'string' ? body.password : '';
+    let account = '';
+    try {
+      account = normaliseEmail(email);
+    } catch {
+      account = email.trim().toLowerCase();
+    }
+    const at = now();
+    const byAddress = await stores.limiter.hit(`signin:addr:${addressKey(request.ip)}`, SIGN_IN_LIMITS.address, SIGN_IN_WINDOW_MS, at);
+    const byAccount = byAddress.allowed ? await stores.limiter.hit(`signin:user:${account}`, SIGN_IN_LIMITS.account, SIGN_IN_WINDOW_MS, at) : byAddress;
+    if (!byAddress.allowed || !byAccount.allowed) {
+      const wait = Math.max(byAddress.resetSeconds, byAccount.resetSeconds, 1);
+      reply.header('retry-after', String(wait));
+      return signInPage(request, reply, 429, notice('error', `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`), email);
+    }
+    const found = await stores.users.findUserByEmail(account);
+    const matches = await verifyPassword(password, found && !found.user.disabledAt ? found.passwordHash : null);
+    if (!found || found.user.disabledAt || !matches) return signInPage(request, reply, 401, notice('error', 'The email or password is wrong.'), email);
+    await sessions.start(request, reply, found.user, at);
+    return reply.redirect('/dashboard', 303);
+  });
+
+  // ---- set-password (from the one-time link the operator gave)
+  const setPasswordPage = (request: FastifyRequest, reply: FastifyReply, status: number, token: string, message: Html | null) =>
+    sendPage(
+      reply,
+      status,
+      page({
+        title: 'Set your password',
+        body: html`${message}
+          <form method="post" action="/dashboard/set-password">
+            <input type="hidden" name="csrf" value="${sessions.formToken(request, reply)}" />
+            <input type="hidden" name="token" value="${token}" />
+            <label for="new-password">New password</label>
+            <input id="new-password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" aria-describedby="password-rule" />
+            <p class="hint" id="password-rule">At least ${PASSWORD_MIN} characters.</p>
+            <label for="confirm-password">Confirm password</label>
+            <input id="confirm-password" name="confirm" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" />
+            <button type="submit">Set password</button>
+          </form>`,
+      }),
+    );
+  const deadLink = () =>
+    new PageError(400, 'This link has expired or has already been used. Ask your operator for a new one (links work once, for 24 hours).');
+
+  app.get('/set-password', async (request, reply) => {
+    const token = (request.query as Record<string, unknown>).token;
+    if (typeof token !== 'string' || token.length > 100 || !(await stores.users.passwordLinkValid(tokenHash(token), now()))) throw deadLink();
+    return setPasswordPage(request, reply, 200, token, null);
+  });
+
+  app.post('/set-password', async (request, reply) => {
+    const body = request.body as Record<string, unknown>;
+    const token = typeof body.token === 'string' && body.token.length <= 100 ? body.token : '';
+    const password = typeof body.password === 'string' ? body.password : '';
+    if (!token || !(await stores.users.passwordLinkValid(tokenHash(token), now()))) throw deadLink();
+    const problem = passwordProblem(password) ?? (password === body.confirm ? null : 'The two passwords differ.');
+    if (problem) return setPasswordPage(request, reply, 422, token, notice('error', problem));
+    if (!(await stores.users.usePasswordLink(tokenHash(token), await hashPassword(password), now()))) throw deadLink();
+    // Whoever was signed in on this browser is signed out: the link is for its own user.
+    await sessions.end(request, reply, request.signedIn);
+    return reply.redirect('/dashboard/sign-in?done=password', 303);
+  });
+
+  app.post('/sign-out', async (request, reply) => {
+    await sessions.end(request, reply, request.signedIn);
+    return reply.redirect('/dashboard/sign-in?done=out', 303);
+  });
+
+  app.post('/sign-out-everywhere', async (request, reply) => {
+    if (request.signedIn) await stores.users.deleteUserSessions(request.signedIn.user.id);
+    await sessions.end(request, reply, request.signedIn);
+    return reply.redirect('/dashboard/sign-in?done=out', 303);
+  });
+
+  // Under this plugin's prefix already (`options` holds it too).
+  await app.register(signedInPages, { ...options, prefix: '' });
+};

@@ -1,0 +1,242 @@
+// The dashboard over HTTP: sign-in and set-password, sessions and their cookies, CSRF, the
+// sign-in limit, roles, and one team's user asking for what is another team's.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { issuePasswordLink, LINK_LIFETIME_MS } from '../../src/account/users.ts';
+import { SIGN_IN_LIMITS } from '../../src/dashboard/plugin.ts';
+import { startHarness, type Harness } from '../api/harness.ts';
+import { Browser, csrfOf, PASSWORD, signedIn, userWithPassword } from './support.ts';
+
+const keyIdsOf = async (h: Harness, teamId: string) => (await h.stores.accounts.listKeys(teamId)).map((key) => key.id);
+
+describe('dashboard over HTTP', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ credits: 100 });
+  });
+  after(() => h.close());
+
+  test('pages carry a strict Content-Security-Policy and load nothing from another host', async () => {
+    const page = await new Browser(h).get('/dashboard/sign-in');
+    assert.equal(page.status, 200);
+    const csp = String(page.headers['content-security-policy']);
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /script-src 'self'(;|$)/);
+    assert.doesNotMatch(csp, /unsafe-eval|unsafe-inline|https?:/);
+    assert.equal(page.headers['referrer-policy'], 'no-referrer');
+    assert.doesNotMatch(page.body, /(src|href)="(https?:)?\/\//);
+    assert.doesNotMatch(page.body, /<script>|style=/, 'no inline script or style');
+    const asset = await new Browser(h).get('/dashboard/assets/dashboard.js');
+    assert.equal(asset.status, 200);
+    assert.match(String(asset.headers['content-type']), /javascript/);
+  });
+
+  test('a set-password link works once, within 24 hours; a wrong or short password is refused with a clear message', async () => {
+    const user = await h.stores.users.createUser({ teamId: h.team.id, email: 'link@example.com', role: 'member' });
+    const link = await issuePasswordLink(h.stores.users, user.id, 'http://127.0.0.1', Date.now());
+    const path = link.replace('http://127.0.0.1', '');
+    const token = new URL(link).searchParams.get('token') ?? '';
+    const browser = new Browser(h);
+    const form = await browser.get(path);
+    assert.match(form.body, /<label for="new-password">New password<\/label>/);
+    assert.match(form.body, /<label for="confirm-password">Confirm password<\/label>/);
+    assert.match(form.body, />Set password<\/button>/);
+    const short = await browser.post('/dashboard/set-password', { token, password: 'short', confirm: 'short' });
+    assert.equal(short.status, 422);
+    assert.match(short.body, /at least 10 characters/);
+    const differ = await browser.post('/dashboard/set-password', { token, password: PASSWORD, confirm: `${PASSWORD}!` });
+    assert.match(differ.body, /The two passwords differ/);
+    const done = await browser.post('/dashboard/set-password', { token, password: PASSWORD, confirm: PASSWORD });
+    assert.equal(done.status, 303);
+    assert.equal(done.location, '/dashboard/sign-in?done=password');
+    const again = await new Browser(h).get(path);
+    assert.equal(again.status, 400);
+    assert.match(again.body, /expired or has already been used/);
+    const old = await h.stores.users.createUser({ teamId: h.team.id, email: 'old-link@example.com', role: 'member' });
+    const expired = await issuePasswordLink(h.stores.users, old.id, 'http://127.0.0.1', h.clock.now - LINK_LIFETIME_MS - 1);
+    assert.equal((await new Browser(h).get(expired.replace('http://127.0.0.1', ''))).status, 400);
+  });
+
+  test('sign-in: a new session in an HttpOnly, SameSite=Lax cookie; a wrong password says so; a planted cookie is never adopted', async () => {
+    const { email } = await userWithPassword(h, h.team.id, 'owner');
+    const browser = new Browser(h);
+    browser.cookies.set('ps_session', 'planted-by-someone-else-0123456789');
+    const form = await browser.get('/dashboard/sign-in');
+    assert.match(form.body, /<label for="email">Email<\/label>/);
+    assert.match(form.body, /<label for="password">Password<\/label>/);
+    const wrong = await browser.post('/dashboard/sign-in', { email, password: 'not the password' });
+    assert.equal(wrong.status, 401);
+    assert.match(wrong.body, /The email or password is wrong/);
+    const unknown = await browser.post('/dashboard/sign-in', { email: 'nobody@example.com', password: PASSWORD });
+    assert.match(unknown.body, /The email or password is wrong/, 'the same answer for an unknown email');
+    const ok = await browser.post('/dashboard/sign-in', { email: email.toUpperCase(), password: PASSWORD });
+    assert.equal(ok.status, 303);
+    const cookie = [ok.headers['set-cookie']].flat().find((line) => String(line).startsWith('ps_session=')) as string;
+    assert.match(cookie, /; HttpOnly/);
+    assert.match(cookie, /; SameSite=Lax/);
+    assert.match(cookie, /; Path=\/dashboard/);
+    assert.doesNotMatch(cookie, /; Secure/, 'plain HTTP here');
+    assert.notEqual(browser.cookies.get('ps_session'), 'planted-by-someone-else-0123456789');
+    assert.equal((await browser.get('/dashboard')).status, 200);
+    const planted = new Browser(h);
+    planted.cookies.set('ps_session', 'planted-by-someone-else-0123456789');
+    assert.equal((await planted.get('/dashboard')).status, 303, 'an unknown session is no session');
+  });
+
+  test('cookies are Secure when served over HTTPS (PUBLIC_BASE_URL https)', async () => {
+    const secure = await startHarness({ credits: 1, app: { publicBaseUrl: 'https://api.example.com' } });
+    try {
+      const page = await new Browser(secure).get('/dashboard/sign-in');
+      assert.match(String([page.headers['set-cookie']].flat()[0]), /; Secure/);
+    } finally {
+      await secure.close();
+    }
+  });
+
+  test('every change without the CSRF token, or with another session\'s, is 403 and changes nothing', async () => {
+    const { browser } = await signedIn(h, h.team.id, 'owner');
+    const other = await signedIn(h, h.team.id, 'owner');
+    await other.browser.get('/dashboard/keys');
+    const before = await keyIdsOf(h, h.team.id);
+    for (const csrf of ['', 'forged', csrfOf(other.browser.last)]) {
+      const page = await browser.request('POST', '/dashboard/keys', { csrf, name: 'sneaky' });
+      assert.equal(page.status, 403, csrf);
+      assert.match(page.body, /did not come from this dashboard/);
+    }
+    assert.deepEqual(await keyIdsOf(h, h.team.id), before);
+    const signOut = await browser.request('POST', '/dashboard/sign-out', { name: 'x' });
+    assert.equal(signOut.status, 403);
+    assert.equal((await browser.get('/dashboard')).status, 200, 'still signed in');
+    const anonymous = new Browser(h);
+    assert.equal((await anonymous.request('POST', '/dashboard/sign-in', { email: 'a@example.com', password: PASSWORD })).status, 403, 'sign-in needs the form token too');
+  });
+
+  test('sign-in attempts are limited per account and per address', async () => {
+    const { email } = await userWithPassword(h, h.team.id, 'member');
+    const browser = new Browser(h);
+    await browser.get('/dashboard/sign-in');
+    const statuses: number[] = [];
+    for (let i = 0; i < SIGN_IN_LIMITS.account + 1; i++) statuses.push((await browser.post('/dashboard/sign-in', { email, password: 'wrong password!' })).status);
+    assert.deepEqual(statuses, [...Array(SIGN_IN_LIMITS.account).fill(401), 429]);
+    const limited = await browser.post('/dashboard/sign-in', { email, password: PASSWORD });
+    assert.equal(limited.status, 429, 'even the right password, until the window frees');
+    assert.match(limited.body, /Too many sign-in attempts/);
+    assert.ok(Number(limited.headers['retry-after']) > 0);
+    // Per address: other accounts from one address.
+    const remote = new Browser(h, {}, '203.0.113.77');
+    await remote.get('/dashboard/sign-in');
+    const seen: number[] = [];
+    for (let i = 0; i < SIGN_IN_LIMITS.address + 1; i++) seen.push((await remote.post('/dashboard/sign-in', { email: `guess${i}@example.com`, password: 'whatever it is' }, remote.last)).status);
+    assert.deepEqual(seen, [...Array(SIGN_IN_LIMITS.address).fill(401), 429]);
+  });
+
+  test('sign out ends the session; sign out everywhere ends them all; pages then send to sign-in', async () => {
+    const { email } = await userWithPassword(h, h.team.id, 'member');
+    const first = new Browser(h);
+    await first.signIn(email);
+    const second = new Browser(h);
+    await second.signIn(email);
+    await first.get('/dashboard');
+    const out = await first.post('/dashboard/sign-out-everywhere', {});
+    assert.equal(out.status, 303);
+    for (const browser of [first, second]) {
+      const page = await browser.get('/dashboard/keys');
+      assert.equal(page.status, 303);
+      assert.equal(page.location, '/dashboard/sign-in');
+    }
+    const third = new Browser(h);
+    await third.signIn(email);
+    await third.get('/dashboard');
+    assert.equal((await third.post('/dashboard/sign-out', {})).status, 303);
+    assert.equal((await third.get('/dashboard')).status, 303);
+  });
+
+  test('a disabled user is signed out and cannot sign in', async () => {
+    const { browser, id, email } = await signedIn(h, h.team.id, 'member');
+    await h.stores.users.disableUser(id);
+    assert.equal((await browser.get('/dashboard')).status, 303);
+    const again = new Browser(h);
+    assert.equal((await again.signIn(email)).status, 401);
+  });
+
+  test('a member creates and revokes its own keys only; an owner revokes any of the team', async () => {
+    const owner = await signedIn(h, h.team.id, 'owner');
+    await owner.browser.get('/dashboard/keys');
+    await owner.browser.post('/dashboard/keys', { name: 'owners key' });
+    const ownersKey = (await h.stores.accounts.listKeys(h.team.id)).find((k) => k.name === 'owners key');
+    assert.ok(ownersKey);
+    const member = await signedIn(h, h.team.id, 'member');
+    await member.browser.get('/dashboard/keys');
+    const made = await member.browser.post('/dashboard/keys', { name: 'members key' });
+    assert.match(made.body, /<label for="new-key">New key<\/label>/);
+    const membersKey = (await h.stores.accounts.listKeys(h.team.id)).find((k) => k.name === 'members key');
+    assert.equal(membersKey?.createdBy, member.id);
+    const listing = await member.browser.get('/dashboard/keys');
+    assert.ok(!listing.body.includes(`/dashboard/keys/${ownersKey.id}/revoke`), 'no Revoke button for a key it did not create');
+    const refused = await member.browser.post(`/dashboard/keys/${ownersKey.id}/revoke`, {}, listing);
+    assert.equal(refused.status, 403);
+    assert.equal((await h.stores.accounts.activeKeyHash(ownersKey.id)) !== null, true, 'still active');
+    const confirm = await member.browser.get(`/dashboard/keys/${membersKey?.id}/revoke`);
+    assert.match(confirm.body, />Revoke key<\/button>/);
+    assert.equal((await member.browser.post(`/dashboard/keys/${membersKey?.id}/revoke`, {})).status, 303);
+    assert.equal(await h.stores.accounts.activeKeyHash(membersKey?.id ?? ''), null);
+    await owner.browser.get('/dashboard/keys');
+    assert.equal((await owner.browser.post(`/dashboard/keys/${ownersKey.id}/revoke`, {})).status, 303);
+    assert.equal(await h.stores.accounts.activeKeyHash(ownersKey.id), null);
+  });
+
+  test("one team's user asking for another team's keys, usage or ledger gets 404, and nothing of it", async () => {
+    const other = await h.newTeam(77, 100);
+    const { browser } = await signedIn(h, h.team.id, 'owner');
+    for (const path of ['/dashboard', '/dashboard/keys', '/dashboard/usage', '/dashboard/ledger', '/dashboard/try']) {
+      const page = await browser.get(`${path}?team=${other.team.id}`);
+      assert.equal(page.status, 404, path);
+      assert.ok(!page.body.includes(other.team.id) && !page.body.includes(other.team.name), path);
+    }
+    await browser.get('/dashboard/keys');
+    for (const path of [`/dashboard/keys/${other.keyId}/revoke`]) {
+      assert.equal((await browser.get(path)).status, 404);
+      await browser.get('/dashboard/keys');
+      assert.equal((await browser.post(path, {})).status, 404);
+    }
+    assert.notEqual(await h.stores.accounts.activeKeyHash(other.keyId), null, "the other team's key is untouched");
+    await browser.get('/dashboard/try?endpoint=snapmsg.profile');
+    assert.equal((await browser.post('/dashboard/try', { endpoint: 'snapmsg.profile', key: other.keyId, 'q.username': 'lunavoss' })).status, 404);
+    assert.equal(await h.balance(other.team.id), 77, 'nothing charged to the other team');
+    await browser.get('/dashboard');
+    assert.equal((await browser.post('/dashboard/credits', { amount: '5', team: other.team.id })).status, 404);
+    await browser.get('/dashboard');
+    assert.equal((await browser.post('/dashboard/credits', { amount: '5' })).status, 403, 'only an operator adds credits');
+  });
+
+  test('an operator sees any team and adds credits to it', async () => {
+    const other = await h.newTeam(10, 100);
+    const { browser } = await signedIn(h, h.team.id, 'operator');
+    const overview = await browser.get(`/dashboard?team=${other.team.id}`);
+    assert.equal(overview.status, 200);
+    assert.match(overview.body, new RegExp(`id="balance">10<`));
+    const added = await browser.post('/dashboard/credits', { amount: '25', team: other.team.id });
+    assert.equal(added.status, 303);
+    assert.equal(await h.balance(other.team.id), 35);
+    assert.equal((await browser.get(`/dashboard/ledger?team=${other.team.id}`)).status, 200);
+  });
+
+  test('Try it runs the request as the chosen key, through the same auth, limit and credits, and shows status, credits and JSON', async () => {
+    const team = await h.newTeam(5, 100);
+    const { browser } = await signedIn(h, team.team.id, 'owner');
+    const form = await browser.get('/dashboard/try?endpoint=snapmsg.profile');
+    assert.match(form.body, /<label for="param-username">username <span class="required">\(required\)<\/span><\/label>/);
+    assert.match(form.body, /<select id="param-cache_max_age" name="q.cache_max_age"/);
+    const ran = await browser.post('/dashboard/try', { endpoint: 'snapmsg.profile', key: team.keyId, 'q.username': 'lunavoss' });
+    assert.equal(ran.status, 200);
+    assert.match(ran.body, /id="try-status">200</);
+    assert.match(ran.body, /id="try-credits">1</);
+    assert.match(ran.body, /&quot;creditsCharged&quot;: 1/);
+    assert.equal(await h.balance(team.team.id), 4);
+    await h.stores.accounts.revokeKey(team.keyId);
+    await browser.get('/dashboard/try?endpoint=snapmsg.profile');
+    assert.equal((await browser.post('/dashboard/try', { endpoint: 'snapmsg.profile', key: team.keyId, 'q.username': 'lunavoss' })).status, 404, 'a revoked key is not offered');
+    const outside = await h.app.inject({ method: 'GET', url: '/v1/snapmsg/profile?username=lunavoss', headers: { 'x-internal-caller': `${'0'.repeat(64)}.${h.keyId}` } });
+    assert.equal(outside.statusCode, 401, 'the in-process header is useless without the secret');
+  });
+});
