@@ -70,6 +70,7 @@ export function page({ title, nav, body }: Layout): string {
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
       <title>${title} · Page Scrape dashboard</title>
+      <link rel="icon" href="/dashboard/assets/favicon.svg" type="image/svg+xml" />
       <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
       <script src="/dashboard/assets/dashboard.js" defer></script>
     </head>

@@ -37,6 +37,7 @@ const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntrie
   [
     ['dashboard.css', 'text/css; charset=utf-8'],
     ['dashboard.js', 'text/javascript; charset=utf-8'],
+    ['favicon.svg', 'image/svg+xml'],
   ].map(([name, type]) => [name, { type: type as string, body: readFileSync(join(import.meta.dirname, 'assets', name as string)) }]),
 );
 
