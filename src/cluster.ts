@@ -17,7 +17,7 @@ import pg from 'pg';
 import { startSandbox } from '../sandbox/server.ts';
 import { sandboxOptionsFromEnv } from '../sandbox/main.ts';
 import { loadConfig } from './config.ts';
-import { demoTeam, rotateDemoKey } from './demo-team.ts';
+import { DEMO_EMAIL, demoTeam, demoUserLink, rotateDemoKey } from './demo-team.ts';
 import { stopOnSignals } from './lifecycle.ts';
 import { migrateDatabase } from './store/postgres/index.ts';
 import { openStores } from './store/open.ts';
@@ -235,6 +235,7 @@ async function main(): Promise<void> {
   let cluster: Cluster;
   let key: string;
   let teamId: string;
+  let passwordLink: string;
   try {
     const team = await demoTeam(stores);
     teamId = team.id;
@@ -251,6 +252,7 @@ async function main(): Promise<void> {
       output: (line) => console.error(line),
     });
     key = await rotateDemoKey(stores, team);
+    passwordLink = await demoUserLink(stores, team, cluster.address);
   } catch (error) {
     await stores.close();
     await sandbox.close();
@@ -264,6 +266,8 @@ ${cluster.nodes.map((node) => `  node ${node.index}: ${node.address}`).join('\n'
 PostgreSQL ${databaseUrl.replace(/\/\/[^@]*@/, '//…@')}, Redis ${redisUrl.replace(/\/\/[^@]*@/, '//…@')} (keys under ${redisPrefix})
 Demo team ${teamId}; demo key: ${key}
   (also written to ${join(dataDir, 'demo-key')})
+Dashboard: open ${passwordLink}
+  to set a password for ${DEMO_EMAIL}, then sign in at ${cluster.address}/dashboard.
 Try:
   curl -s -H "x-api-key: $(cat ${join(dataDir, 'demo-key')})" "${cluster.address}/v1/snapmsg/profile?username=lunavoss"
   curl -s ${cluster.address}/readyz

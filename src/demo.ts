@@ -1,12 +1,13 @@
 // `npm run demo`: the sandbox upstream and the service on its embedded default, pointed at the
 // sandbox, with a demo team, a fresh demo key at every start (the previous one revoked; the key
-// printed and written to DATA_DIR/demo-key) and copy-paste curl lines for the sandbox's catalogue.
+// printed and written to DATA_DIR/demo-key), copy-paste curl lines for the sandbox's catalogue,
+// and a link that sets the demo dashboard user's password.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, PLATFORM_ORIGINS } from './config.ts';
 import { start } from './main.ts';
 import { openStores } from './store/open.ts';
-import { demoTeam, rotateDemoKey } from './demo-team.ts';
+import { DEMO_EMAIL, demoTeam, demoUserLink, rotateDemoKey } from './demo-team.ts';
 import { platforms as sandboxPlatforms } from '../sandbox/platforms/index.ts';
 import { startSandbox } from '../sandbox/server.ts';
 import { sandboxOptionsFromEnv } from '../sandbox/main.ts';
@@ -29,6 +30,7 @@ async function demo(): Promise<void> {
 
   const base = running.address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
   const key = `$(cat ${keyFile})`;
+  const passwordLink = await demoUserLink(stores, team, config.publicBaseUrl ?? base);
   const examples = sandboxPlatforms.flatMap((platform) =>
     platform.catalogue.slice(0, 3).map((entry) => `  # ${platform.name}: ${entry.description}\n  curl -s -H "x-api-key: ${key}" "${base}${entry.endpoint}?${entry.query}"`),
   );
@@ -48,6 +50,8 @@ ${examples.join('\n')}
   curl -s "${base}/openapi.json" | head -c 300; echo
   npm run -s admin -- usage --team ${team.id}
 Docs: open ${base}/docs in a browser.
+Dashboard: open ${passwordLink}
+  to set a password for ${DEMO_EMAIL} (a new link at every start, usable once), then sign in at ${base}/dashboard.
 The README lists the whole sandbox catalogue. Ctrl-C stops the service and the sandbox.
 `);
 }

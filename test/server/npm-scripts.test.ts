@@ -160,6 +160,12 @@ describe('npm run demo', () => {
     assert.match(first.key, /^psk_live_[A-Za-z0-9_-]{32,}$/, 'the key itself is printed');
     assert.equal(readFileSync(join(dir, 'demo-key'), 'utf8'), `${first.key}\n`);
     assert.equal(await callWith(first.base, first.key), 200);
+    // The demo user's dashboard link opens the page that sets its password.
+    const link = (/^Dashboard: open (\S+)$/m.exec(first.stdout()) ?? [])[1] ?? '';
+    assert.ok(link.startsWith(`${first.base}/dashboard/set-password?token=`), first.stdout());
+    const setPassword = await fetch(link);
+    assert.equal(setPassword.status, 200);
+    assert.match(await setPassword.text(), />Set password<\/button>/);
     await stopAndCheck(first, [first.base, ...first.origins], 'SIGTERM', 'npm');
 
     const second = await startDemo(dir);
