@@ -4,7 +4,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { EndpointDeclaration } from '../endpoints/types.ts';
+import { issuePasswordLink } from '../account/users.ts';
 import { generateKey } from '../server/keys.ts';
+import { normaliseEmail } from '../store/rules.ts';
 import { fullQuerySchema } from '../server/query.ts';
 import type { ApiKeyRecord, RequestRecord, Team, User } from '../store/types.ts';
 import { barChart, columnChart, percent } from './charts.ts';
@@ -33,7 +35,7 @@ const time = (iso: string | null): string => (iso === null ? '—' : iso.replace
 const mayRevoke = (user: User, key: ApiKeyRecord): boolean => key.revokedAt === null && (user.role !== 'member' || key.createdBy === user.id);
 const mayUse = mayRevoke;
 
-export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, { stores, endpoints, now, callAs }) => {
+export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, { stores, endpoints, now, callAs, baseUrl }) => {
   app.addHook('preHandler', async (request, reply) => {
     if (request.signedIn) return;
     if (request.method === 'GET') return reply.redirect('/dashboard/sign-in', 303);
@@ -104,6 +106,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
           <div class="card"><dt>Requests, last 30 days</dt><dd>${requests}</dd></div>
         </dl>
         <p>Each live scrape costs 1 credit; a cached result costs none. See the <a href="/docs">API docs</a> for every endpoint and its parameters.</p>
+        ${user.role === 'member' ? '' : html`<p><a href="/dashboard/users${scope.teamQuery}">Users of the team</a>: add account holders and disable them.</p>`}
         ${operator}
         <h2>Sessions</h2>
         <form method="post" action="/dashboard/sign-out-everywhere">
@@ -355,6 +358,110 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
           ${more ? html`<a href="/dashboard/ledger?${more.toString()}">Older entries</a>` : ''}
         </div>`,
     );
+  });
+
+  // ---- Users of the team (owners and operators)
+  async function manager(request: FastifyRequest): Promise<Scope> {
+    const scope = await scopeOf(request);
+    if (scope.user.role === 'member') throw new PageError(403, "Only an owner manages the team's users.");
+    return scope;
+  }
+
+  async function usersPage(request: FastifyRequest, reply: FastifyReply, top: Html | null, status = 200) {
+    const scope = await manager(request);
+    const users = await stores.users.listUsers(scope.team.id);
+    return show(
+      reply,
+      scope,
+      'Overview',
+      'Users',
+      html`${top}${teamLine(scope)}
+        <form method="post" action="/dashboard/users">
+          ${csrfField(scope)}
+          <label for="user-email">New user's email</label>
+          <input id="user-email" name="email" type="email" required maxlength="254" />
+          <label for="user-role">Role</label>
+          <select id="user-role" name="role">
+            <option value="member">member: sees usage, uses Try it, manages its own keys</option>
+            <option value="owner">owner: manages every key and user of the team</option>
+          </select>
+          <button type="submit">Add user</button>
+        </form>
+        <h2>Users of the team</h2>
+        <div class="table-wrap">
+          <table>
+            <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Password</th><th scope="col">Status</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
+            <tbody>
+              ${users.map(
+                (u) => html`<tr>
+                  <td>${u.email}</td><td>${u.role}</td><td>${u.hasPassword ? 'set' : 'not yet'}</td><td>${u.disabledAt ? `Disabled ${time(u.disabledAt)}` : 'Active'}</td>
+                  <td>${u.disabledAt || u.id === scope.user.id ? '' : html`<form method="get" action="/dashboard/users/${u.id}/disable">${scope.teamField}<button type="submit" class="secondary">Disable</button></form>`}</td>
+                </tr>`,
+              )}
+            </tbody>
+          </table>
+        </div>`,
+      status,
+    );
+  }
+  app.get('/users', (request, reply) => usersPage(request, reply, null));
+
+  app.post('/users', async (request, reply) => {
+    const scope = await manager(request);
+    const body = request.body as Record<string, unknown>;
+    const role = body.role === 'owner' ? 'owner' : body.role === 'member' ? 'member' : null;
+    let email: string;
+    try {
+      email = normaliseEmail(String(body.email ?? ''));
+    } catch {
+      return usersPage(request, reply, notice('error', 'That is not an email address.'), 422);
+    }
+    if (!role) return usersPage(request, reply, notice('error', 'Choose a role: member or owner.'), 422);
+    if (await stores.users.findUserByEmail(email)) return usersPage(request, reply, notice('error', 'A user with this email exists already.'), 409);
+    const created = await stores.users.createUser({ teamId: scope.team.id, email, role });
+    const link = await issuePasswordLink(stores.users, created.id, baseUrl(), now());
+    return usersPage(
+      request,
+      reply,
+      html`${notice('success', html`User <strong>${email}</strong> added. Send them this link to set their password: it works once, for 24 hours.`)}
+        <div class="key-output">
+          <div>
+            <label for="new-link">Set-password link</label>
+            <input id="new-link" type="text" readonly value="${link}" />
+          </div>
+          <button type="button" data-copy="new-link">Copy</button>
+        </div>`,
+    );
+  });
+
+  async function disablable(request: FastifyRequest): Promise<{ scope: Scope; target: User }> {
+    const scope = await manager(request);
+    const id = (request.params as { id: string }).id;
+    const target = (await stores.users.listUsers(scope.team.id)).find((u) => u.id === id && u.disabledAt === null);
+    if (!target || target.id === scope.user.id) throw new PageError(404, 'There is no such user to disable.');
+    return { scope, target };
+  }
+
+  app.get('/users/:id/disable', async (request, reply) => {
+    const { scope, target } = await disablable(request);
+    return show(
+      reply,
+      scope,
+      'Overview',
+      'Disable user',
+      html`<p>Disable <strong>${target.email}</strong>? They are signed out everywhere and cannot sign in again; their keys keep working until revoked.</p>
+        <form method="post" action="/dashboard/users/${target.id}/disable">
+          ${csrfField(scope)}
+          <button type="submit" class="danger">Disable user</button>
+        </form>
+        <p><a href="/dashboard/users${scope.teamQuery}">Cancel</a></p>`,
+    );
+  });
+
+  app.post('/users/:id/disable', async (request, reply) => {
+    const { scope, target } = await disablable(request);
+    await stores.users.disableUser(target.id);
+    return usersPage(request, reply, notice('success', html`<strong>${target.email}</strong> is disabled and signed out everywhere.`));
   });
 
   // ---- Try it

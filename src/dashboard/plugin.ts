@@ -49,6 +49,8 @@ export interface DashboardOptions {
   now: () => number;
   /** Runs an API request in-process as the key `keyId` (the try-it panel). */
   callAs: (keyId: string, url: string) => Promise<{ status: number; body: string }>;
+  /** Where set-password links point: PUBLIC_BASE_URL, else the address the service listens on. */
+  baseUrl: () => string;
   /** PUBLIC_BASE_URL: cookies are Secure when it is https, or when the request came over HTTPS. */
   publicBaseUrl?: string | undefined;
 }
@@ -67,6 +69,10 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
   const https = options.publicBaseUrl?.startsWith('https:') ?? false;
   const sessions = new Sessions(stores.users, options.secret, (request) => https || request.protocol === 'https');
 
+  // Pages, not API: none of them is in the OpenAPI document.
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
   app.decorateRequest('signedIn', null);

@@ -17,7 +17,7 @@ import { healthPlugin } from './plugins/health.ts';
 import { maintenancePlugin } from './plugins/maintenance.ts';
 import { recordsPlugin } from './plugins/records.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
-import { openApiPlugin } from './plugins/openapi.ts';
+import { listeningUrl, openApiPlugin } from './plugins/openapi.ts';
 import { routesPlugin } from './plugins/routes.ts';
 import { compileEndpoints, ScrapeService, type UpstreamBinder } from './scrape.ts';
 
@@ -154,6 +154,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     secret: options.cursorSecret,
     now,
     publicBaseUrl: options.publicBaseUrl,
+    baseUrl: () => options.publicBaseUrl ?? listeningUrl(app) ?? 'http://127.0.0.1',
     callAs: async (keyId, url) => {
       const response = await app.inject({ method: 'GET', url, headers: { [INTERNAL_CALLER]: `${internalSecret}.${keyId}` } });
       return { status: response.statusCode, body: response.body };

@@ -239,4 +239,34 @@ describe('dashboard over HTTP', () => {
     const outside = await h.app.inject({ method: 'GET', url: '/v1/snapmsg/profile?username=lunavoss', headers: { 'x-internal-caller': `${'0'.repeat(64)}.${h.keyId}` } });
     assert.equal(outside.statusCode, 401, 'the in-process header is useless without the secret');
   });
+
+  test("an owner adds users with a one-time link and disables them; a member may not; another team's users are out of reach", async () => {
+    const team = await h.newTeam(5, 100);
+    const owner = await signedIn(h, team.team.id, 'owner');
+    await owner.browser.get('/dashboard/users');
+    const added = await owner.browser.post('/dashboard/users', { email: 'New.Member@example.com', role: 'member' });
+    assert.equal(added.status, 200);
+    const link = /id="new-link" type="text" readonly value="([^"]+)"/.exec(added.body)?.[1] ?? '';
+    assert.match(link, /^http:\/\/127\.0\.0\.1(:\d+)?\/dashboard\/set-password\?token=/);
+    const member = (await h.stores.users.findUserByEmail('new.member@example.com'))?.user;
+    assert.equal(member?.role, 'member');
+    assert.equal((await new Browser(h).get(link.replace(/^http:\/\/[^/]+/, ''))).status, 200, 'the link sets a password');
+    const taken = await owner.browser.post('/dashboard/users', { email: 'new.member@example.com', role: 'owner' });
+    assert.equal(taken.status, 409);
+    assert.match(taken.body, /exists already/);
+
+    const memberSession = await signedIn(h, team.team.id, 'member');
+    assert.equal((await memberSession.browser.get('/dashboard/users')).status, 403);
+    await memberSession.browser.get('/dashboard');
+    assert.equal((await memberSession.browser.post('/dashboard/users', { email: 'x@example.com', role: 'owner' })).status, 403);
+
+    const stranger = await signedIn(h, h.team.id, 'owner');
+    assert.equal((await stranger.browser.get(`/dashboard/users/${memberSession.id}/disable`)).status, 404);
+
+    await owner.browser.get('/dashboard/users');
+    const confirm = await owner.browser.get(`/dashboard/users/${memberSession.id}/disable`);
+    assert.match(confirm.body, />Disable user<\/button>/);
+    assert.equal((await owner.browser.post(`/dashboard/users/${memberSession.id}/disable`, {})).status, 200);
+    assert.equal((await memberSession.browser.get('/dashboard')).status, 303, 'the disabled member is signed out');
+  });
 });

@@ -158,7 +158,7 @@ function platformTags(endpoints: readonly EndpointDeclaration[]): { name: string
  * The address the server listens on as a URL, or null before it listens. A wildcard address
  * (all interfaces) is named by its loopback address, as Fastify names it when it starts.
  */
-function listeningUrl(app: FastifyInstance): string | null {
+export function listeningUrl(app: FastifyInstance): string | null {
   const address = app.server.address();
   if (address === null || typeof address === 'string') return null;
   const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
