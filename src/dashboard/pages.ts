@@ -459,7 +459,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
   });
 
   app.post('/users/:id/disable', async (request, reply) => {
-    const { scope, target } = await disablable(request);
+    const { target } = await disablable(request);
     await stores.users.disableUser(target.id);
     return usersPage(request, reply, notice('success', html`<strong>${target.email}</strong> is disabled and signed out everywhere.`));
   });
