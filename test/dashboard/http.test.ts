@@ -269,4 +269,12 @@ describe('dashboard over HTTP', () => {
     assert.equal((await owner.browser.post(`/dashboard/users/${memberSession.id}/disable`, {})).status, 200);
     assert.equal((await memberSession.browser.get('/dashboard')).status, 303, 'the disabled member is signed out');
   });
+
+  test('maintenance deletes expired sessions and links', async () => {
+    const user = await h.stores.users.createUser({ teamId: h.team.id, email: `expired-${Date.now()}@example.com`, role: 'member' });
+    await h.stores.users.createSession('expired-session-hash', { userId: user.id, csrf: 'c', createdAt: new Date().toISOString(), expiresAt: h.clock.now - 1 });
+    await h.stores.users.createPasswordLink({ hash: 'expired-link-hash', userId: user.id, expiresAt: h.clock.now - 1 });
+    await h.app.maintain();
+    assert.equal(await h.stores.users.pruneSessions(h.clock.now), 0, 'nothing left to prune');
+  });
 });

@@ -49,6 +49,7 @@ const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, n
   const prune = async () => {
     await stores.cache.prune(now());
     await stores.requests.prune(now() - recordsMaxAgeMs);
+    await stores.users.pruneSessions(now());
   };
   app.decorate('maintain', async () => {
     await reap();
