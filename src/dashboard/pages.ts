@@ -34,6 +34,8 @@ const dayStart = (day: string): number => Date.parse(`${day}T00:00:00.000Z`);
 const time = (iso: string | null): string => (iso === null ? '—' : iso.replace('T', ' ').slice(0, 19));
 const mayRevoke = (user: User, key: ApiKeyRecord): boolean => key.revokedAt === null && (user.role !== 'member' || key.createdBy === user.id);
 const mayUse = mayRevoke;
+/** A declaration's description, its `backticked` parts as code. */
+const withCode = (text: string): Html[] => text.split('`').map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : html`${part}`));
 
 export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, { stores, endpoints, now, callAs, baseUrl }) => {
   app.addHook('preHandler', async (request, reply) => {
@@ -473,7 +475,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
     return Object.entries(schema.properties as Record<string, TSchema & { enum?: string[]; description?: string; default?: string }>).map(([name, property]) => {
       const id = `param-${name}`;
       const label = html`<label for="${id}">${name}${required.has(name) ? html` <span class="required">(required)</span>` : ''}</label>`;
-      const hint = property.description ? html`<p class="hint" id="${id}-hint">${property.description}</p>` : '';
+      const hint = property.description ? html`<p class="hint" id="${id}-hint">${withCode(property.description)}</p>` : '';
       const described = property.description ? html`aria-describedby="${id}-hint"` : '';
       const value = values[name] ?? '';
       const field = property.enum
