@@ -34,6 +34,15 @@ const dayStart = (day: string): number => Date.parse(`${day}T00:00:00.000Z`);
 const time = (iso: string | null): string => (iso === null ? '—' : iso.replace('T', ' ').slice(0, 19));
 const mayRevoke = (user: User, key: ApiKeyRecord): boolean => key.revokedAt === null && (user.role !== 'member' || key.createdBy === user.id);
 const mayUse = mayRevoke;
+/** A secret shown once: a read-only field and a Copy button (dashboard.js). */
+const copyField = (id: string, label: string, value: string): Html =>
+  html`<div class="key-output">
+    <div>
+      <label for="${id}">${label}</label>
+      <input id="${id}" type="text" readonly value="${value}" />
+    </div>
+    <button type="button" data-copy="${id}">Copy</button>
+  </div>`;
 /** A declaration's description, its `backticked` parts as code. */
 const withCode = (text: string): Html[] => text.split('`').map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : html`${part}`));
 
@@ -185,13 +194,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
       request,
       reply,
       html`${notice('success', html`Key <strong>${name}</strong> created. Copy it now: it is shown only this once.`)}
-        <div class="key-output">
-          <div>
-            <label for="new-key">New key</label>
-            <input id="new-key" type="text" readonly value="${generated.key}" />
-          </div>
-          <button type="button" data-copy="new-key">Copy</button>
-        </div>`,
+        ${copyField('new-key', 'New key', generated.key)}`,
     );
   });
 
@@ -426,13 +429,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
       request,
       reply,
       html`${notice('success', html`User <strong>${email}</strong> added. Send them this link to set their password: it works once, for 24 hours.`)}
-        <div class="key-output">
-          <div>
-            <label for="new-link">Set-password link</label>
-            <input id="new-link" type="text" readonly value="${link}" />
-          </div>
-          <button type="button" data-copy="new-link">Copy</button>
-        </div>`,
+        ${copyField('new-link', 'Set-password link', link)}`,
     );
   });
 

@@ -10,7 +10,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { passwordProblem, hashPassword, tokenHash, verifyPassword, PASSWORD_MIN } from '../account/users.ts';
 import type { EndpointDeclaration } from '../endpoints/types.ts';
 import { addressKey } from '../server/connections.ts';
-import { normaliseEmail } from '../store/rules.ts';
+import { emailOrNull } from '../store/rules.ts';
 import { StoreUnavailableError, type Stores } from '../store/types.ts';
 import { html, notice, page, PageError, sendPage, type Html } from './html.ts';
 import { signedInPages } from './pages.ts';
@@ -149,12 +149,7 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     const body = request.body as Record<string, unknown>;
     const email = typeof body.email === 'string' ? body.email.slice(0, 254) : '';
     const password = typeof body.password === 'string' ? body.password : '';
-    let account = '';
-    try {
-      account = normaliseEmail(email);
-    } catch {
-      account = email.trim().toLowerCase();
-    }
+    const account = emailOrNull(email) ?? email.trim().toLowerCase();
     const at = now();
     const byAddress = await stores.limiter.hit(`signin:addr:${addressKey(request.ip)}`, SIGN_IN_LIMITS.address, SIGN_IN_WINDOW_MS, at);
     const byAccount = byAddress.allowed ? await stores.limiter.hit(`signin:user:${account}`, SIGN_IN_LIMITS.account, SIGN_IN_WINDOW_MS, at) : byAddress;

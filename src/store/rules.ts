@@ -30,6 +30,15 @@ export function normaliseEmail(email: string): string {
   return normal;
 }
 
+/** The normal form of an email address, or null when it is not one (a lookup finds nobody). */
+export function emailOrNull(email: string): string | null {
+  try {
+    return normaliseEmail(email);
+  } catch {
+    return null;
+  }
+}
+
 export function checkRole(role: string): void {
   if (!(ROLES as readonly string[]).includes(role)) throw new RangeError(`role must be one of ${ROLES.join(', ')}, got ${role}`);
 }

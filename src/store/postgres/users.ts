@@ -1,7 +1,7 @@
 // Account holders, their one-time password links and their sessions on PostgreSQL (links and
 // sessions by the hash of their token only). Using a link is one statement: it can be used once
 // however many nodes race for it.
-import { checkRole, newId, normaliseEmail } from '../rules.ts';
+import { checkRole, emailOrNull, newId, normaliseEmail } from '../rules.ts';
 import type { Role, User, UserStore } from '../types.ts';
 import type { Query } from './pool.ts';
 
@@ -41,12 +41,8 @@ export function userStore(query: Query): UserStore {
     },
 
     async findUserByEmail(email) {
-      let normal: string;
-      try {
-        normal = normaliseEmail(email);
-      } catch {
-        return null;
-      }
+      const normal = emailOrNull(email);
+      if (normal === null) return null;
       const row = (await query(`SELECT ${USER_COLS} FROM users WHERE email = $1`, [normal])).rows[0];
       return row ? { user: toUser(row), passwordHash: (row.password_hash as string | null) ?? null } : null;
     },

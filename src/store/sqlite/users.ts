@@ -1,6 +1,6 @@
 // Account holders, their one-time password links and their sessions (links and sessions by the
 // hash of their token only).
-import { checkRole, isoNow, newId, normaliseEmail } from '../rules.ts';
+import { checkRole, emailOrNull, isoNow, newId, normaliseEmail } from '../rules.ts';
 import type { Role, Session, User, UserStore } from '../types.ts';
 import { prepare, type Connection, type Row } from './connection.ts';
 
@@ -64,12 +64,8 @@ export function userStore(c: Connection): UserStore {
     },
 
     async findUserByEmail(email) {
-      let normal: string;
-      try {
-        normal = normaliseEmail(email);
-      } catch {
-        return null;
-      }
+      const normal = emailOrNull(email);
+      if (normal === null) return null;
       const row = c.run(() => st.byEmail.get(normal));
       return row ? { user: toUser(row), passwordHash: (row.password_hash as string | null) ?? null } : null;
     },
