@@ -69,9 +69,10 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
   const https = options.publicBaseUrl?.startsWith('https:') ?? false;
   const sessions = new Sessions(stores.users, options.secret, (request) => https || request.protocol === 'https');
 
-  // Pages, not API: none of them is in the OpenAPI document.
+  // Pages, not API: none of them is in the OpenAPI document; and whatever a body's type, it is small.
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true };
+    route.bodyLimit = BODY_LIMIT;
   });
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: BODY_LIMIT });

@@ -277,4 +277,16 @@ describe('dashboard over HTTP', () => {
     await h.app.maintain();
     assert.equal(await h.stores.users.pruneSessions(h.clock.now), 0, 'nothing left to prune');
   });
+
+  test('a body larger than a form needs is refused without being read in full, as a page', async () => {
+    const page = await new Browser(h).get('/dashboard/sign-in');
+    const response = await h.app.inject({
+      method: 'POST',
+      url: '/dashboard/sign-in',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ csrf: csrfOf(page), email: 'a@example.com', password: 'x'.repeat(100_000) }),
+    });
+    assert.equal(response.statusCode, 400);
+    assert.match(String(response.headers['content-type']), /text\/html/);
+  });
 });
