@@ -1,5 +1,6 @@
 // Configuration from the environment. Every value has a production default; the demo and the
 // tests override them.
+import { DEFAULT_BREAKER, type BreakerSettings } from './server/breakers.ts';
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -52,6 +53,8 @@ export interface Config {
   redisUrl: string | undefined;
   /** Prefix of every Redis key the service writes (`REDIS_PREFIX`, default `pagescrape:`). */
   redisPrefix: string;
+  /** The platforms' circuit breakers (BREAKER_MIN_REQUESTS, _WINDOW_MS, _FAILURE_PERCENT, _COOLDOWN_MS, _MAX_COOLDOWN_MS). */
+  breaker: BreakerSettings;
   /** Bound on the cache entries Redis holds in front of PostgreSQL (`REDIS_CACHE_MAX_BYTES`, default 256 MiB). */
   redisCacheMaxBytes: number;
   /** `MIGRATE=auto`: apply missing PostgreSQL migrations at start instead of refusing to start. */
@@ -61,6 +64,19 @@ export interface Config {
 }
 
 type Env = Record<string, string | undefined>;
+
+function breakerSettings(env: Env): BreakerSettings {
+  const percent = integer(env, 'BREAKER_FAILURE_PERCENT', DEFAULT_BREAKER.failureRatio * 100, 1);
+  if (percent > 100) throw new Error(`BREAKER_FAILURE_PERCENT must be at most 100, got "${percent}"`);
+  const coolDownMs = integer(env, 'BREAKER_COOLDOWN_MS', DEFAULT_BREAKER.coolDownMs, 100);
+  return {
+    minRequests: integer(env, 'BREAKER_MIN_REQUESTS', DEFAULT_BREAKER.minRequests, 1),
+    windowMs: integer(env, 'BREAKER_WINDOW_MS', DEFAULT_BREAKER.windowMs, 1_000),
+    failureRatio: percent / 100,
+    coolDownMs,
+    maxCoolDownMs: integer(env, 'BREAKER_MAX_COOLDOWN_MS', Math.max(DEFAULT_BREAKER.maxCoolDownMs, coolDownMs), coolDownMs),
+  };
+}
 
 function integer(env: Env, name: string, fallback: number, min: number): number {
   const raw = env[name];
@@ -191,6 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: backendUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: env.REDIS_PREFIX || 'pagescrape:',
     redisCacheMaxBytes: integer(env, 'REDIS_CACHE_MAX_BYTES', 256 * 1024 * 1024, 1024),
+    breaker: breakerSettings(env),
     migrateOnStart: migrateSetting(env.MIGRATE),
     requestRecordsDays: integer(env, 'REQUEST_RECORDS_DAYS', 90, 1),
   };

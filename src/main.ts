@@ -36,6 +36,7 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
     cursorSecret: config.cursorSecret,
     requestBudgetMs: config.requestBudgetMs,
     reservationMarginMs: config.reservationMarginMs,
+    breaker: config.breaker,
     metricsToken: config.metricsToken,
     publicBaseUrl: config.publicBaseUrl,
     logger: { level: config.logLevel },

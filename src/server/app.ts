@@ -10,6 +10,8 @@ import { CursorSealer } from './cursors.ts';
 import { ApiError, sendError } from './errors.ts';
 import { newRequestId } from './ids.ts';
 import { randomBytes } from 'node:crypto';
+import { Breakers, DEFAULT_BREAKER, type BreakerSettings } from './breakers.ts';
+import { statusPlugin } from './plugins/status.ts';
 import { dashboardPlugin } from '../dashboard/plugin.ts';
 import { errorsPlugin } from './plugins/errors.ts';
 import { INTERNAL_CALLER } from './plugins/auth.ts';
@@ -51,6 +53,8 @@ export interface AppOptions {
   connections?: Partial<ConnectionLimits>;
   /** The address the OpenAPI document names in `servers`; by default the one the service listens on. */
   publicBaseUrl?: string | undefined;
+  /** The platforms' circuit breakers (BREAKER_*); the defaults are the production ones. */
+  breaker?: BreakerSettings;
 }
 
 declare module 'fastify' {
@@ -129,7 +133,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const shutdown = new AbortController();
   app.decorate('abortScrapes', () => shutdown.abort());
   const sealer = new CursorSealer(options.cursorSecret);
+  const breakers = new Breakers(options.breaker ?? DEFAULT_BREAKER, now);
+  const platforms = [...new Set(options.endpoints.map((endpoint) => endpoint.platform))];
+  app.metrics.watchBreakers(platforms, (platform) => breakers.status(platform).state);
+  await app.register(statusPlugin, { platforms, breakers });
   const scraper = new ScrapeService(stores, sealer, app.metrics, {
+    breakers,
     upstream: options.upstream ?? noUpstream,
     requestBudgetMs: options.requestBudgetMs ?? 15_000,
     reservationMarginMs: options.reservationMarginMs ?? 60_000,

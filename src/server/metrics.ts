@@ -1,5 +1,5 @@
 // Prometheus metrics, one registry per app so that several apps (tests) never share counters.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -53,6 +53,34 @@ export class Metrics {
     labelNames: ['endpoint'] as const,
     registers: [this.registry],
   });
+
+  readonly breakerRejections = new Counter({
+    name: 'api_breaker_rejections_total',
+    help: 'Requests answered at once because their platform\'s circuit breaker was open',
+    labelNames: ['platform'] as const,
+    registers: [this.registry],
+  });
+
+  readonly staleServed = new Counter({
+    name: 'api_stale_served_total',
+    help: 'Cached results served because the live scrape failed (stale_if_error)',
+    labelNames: ['endpoint'] as const,
+    registers: [this.registry],
+  });
+
+  /** Each platform's breaker: 0 closed without failures (ok), 1 closed with failures (degraded), 2 open (down). */
+  watchBreakers(platforms: readonly string[], state: (platform: string) => 'ok' | 'degraded' | 'down'): void {
+    const value = { ok: 0, degraded: 1, down: 2 } as const;
+    new Gauge({
+      name: 'api_platform_breaker_state',
+      help: 'Circuit breaker of each platform: 0 ok (closed), 1 degraded (closed, failures in the window), 2 down (open)',
+      labelNames: ['platform'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const platform of platforms) this.set({ platform }, value[state(platform)]);
+      },
+    });
+  }
 
   readonly requestRecordsDropped = new Counter({
     name: 'api_request_records_dropped_total',

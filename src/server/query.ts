@@ -16,10 +16,15 @@ export const cacheMaxAgeParam = EnumParam(
   'Return a cached result of at most this age for 0 credits when one exists; otherwise scrape live and refresh the cache.',
 );
 
-/** The declaration's query schema with the common `cache_max_age` added. */
+export const staleIfErrorParam = EnumParam(
+  Object.keys(CACHE_MAX_AGES) as CacheMaxAge[],
+  'When the live scrape fails with a 502 or a 503, return a cached result of at most this age instead, for 0 credits, with `meta.stale: true`.',
+);
+
+/** The declaration's query schema with the common `cache_max_age` and `stale_if_error` added. */
 export function fullQuerySchema(endpoint: EndpointDeclaration): TObject {
   return Type.Object(
-    { ...endpoint.query.properties, cache_max_age: Type.Optional(cacheMaxAgeParam) },
+    { ...endpoint.query.properties, cache_max_age: Type.Optional(cacheMaxAgeParam), stale_if_error: Type.Optional(staleIfErrorParam) },
     { additionalProperties: true },
   );
 }
@@ -31,6 +36,8 @@ export interface ParsedQuery {
   /** The cache key of the target with its switches, without a position. */
   baseKey: string;
   cacheMaxAgeMs: number | null;
+  /** `stale_if_error`: the age of a cached result that may stand in for a failed live scrape. */
+  staleIfErrorMs: number | null;
   token: string | null;
 }
 
@@ -145,6 +152,7 @@ export class QueryValidator {
     if (details.length > 0 || !normalised.ok) return { error: validationError(details) };
 
     const maxAge = single.cache_max_age as CacheMaxAge | undefined;
+    const staleAge = single.stale_if_error as CacheMaxAge | undefined;
     const tokenParam = this.#endpoint.paging?.param;
     const token = tokenParam ? (single[tokenParam] ?? null) : null;
     // Shared by every request with the same query: read-only.
@@ -157,6 +165,7 @@ export class QueryValidator {
         targetKey: `${id}|${canonicalJson(unswitched)}`,
         baseKey: `${id}|${canonicalJson(params)}`,
         cacheMaxAgeMs: maxAge ? CACHE_MAX_AGES[maxAge] * DAY_MS : null,
+        staleIfErrorMs: staleAge ? CACHE_MAX_AGES[staleAge] * DAY_MS : null,
         token,
       }),
     };

@@ -5,11 +5,12 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { EndpointDeclaration, ExtractResult, Extractor, SharedState, TargetParams, UpstreamPosition } from '../endpoints/types.ts';
-import type { Stores } from '../store/types.ts';
+import type { CachedEntry, Stores } from '../store/types.ts';
 import { isUpstreamOutcome, UpstreamOutcome } from '../upstream/outcomes.ts';
 import type { Upstream } from '../upstream/types.ts';
 import type { Caller } from './plugins/auth.ts';
 import type { Outcome } from './plugins/metrics.ts';
+import type { Breakers } from './breakers.ts';
 import { canonicalJson, CURSOR_LIFETIME_MS, type CursorSealer } from './cursors.ts';
 import { ApiError, JSON_TYPE, type ErrorCode } from './errors.ts';
 import type { Metrics } from './metrics.ts';
@@ -27,6 +28,8 @@ export type UpstreamBinder = (platform: string, signal: AbortSignal, deadline: n
 
 export interface ScrapeSettings {
   upstream: UpstreamBinder;
+  /** One circuit breaker per platform. */
+  breakers: Breakers;
   requestBudgetMs: number;
   reservationMarginMs: number;
   now: () => number;
@@ -114,7 +117,7 @@ export class ScrapeService {
       cursor = opened.cursor;
     }
 
-    const { targetKey, baseKey } = parsed;
+    const { baseKey } = parsed;
     const cacheKey = `${baseKey}|${cursor ? canonicalJson(cursor.position) : ''}`;
     const now = this.#settings.now();
 
@@ -142,6 +145,64 @@ export class ScrapeService {
       throw new ApiError('NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`);
     }
 
+    const stale = async (error: unknown): Promise<boolean> => {
+      if (parsed.staleIfErrorMs === null || !(error instanceof ApiError) || (error.status !== 502 && error.status !== 503)) return false;
+      let entry: CachedEntry | null;
+      try {
+        entry = await this.#stores.cache.get(cacheKey);
+      } catch {
+        return false; // the store is down too: the failure stands
+      }
+      if (entry === null || this.#settings.now() - entry.storedAt > parsed.staleIfErrorMs) return false;
+      this.#metrics.staleServed.inc({ endpoint: endpoint.id });
+      outcome.cached = true;
+      outcome.creditsCharged = 0;
+      send(reply, entry.bytes, {
+        requestId: request.id,
+        creditsCharged: 0,
+        creditsRemaining: caller.team.credits,
+        cached: true,
+        cachedAt: new Date(entry.storedAt).toISOString(),
+        stale: true,
+      });
+      return true;
+    };
+
+    const admission = this.#settings.breakers.admit(endpoint.platform);
+    if (!admission.ok) {
+      this.#metrics.breakerRejections.inc({ platform: endpoint.platform });
+      const paused = new ApiError('UPSTREAM_BLOCKED', `${endpoint.platform} is failing; requests to it are paused. Retry in ${admission.retryAfterSeconds} s.`, {
+        headers: { 'retry-after': String(admission.retryAfterSeconds) },
+      });
+      if (await stale(paused)) return;
+      throw paused;
+    }
+    try {
+      await this.#live(runtime, caller, parsed, request, reply, outcome, cursor, cacheKey, now);
+    } catch (error) {
+      if (await stale(error)) return;
+      throw error;
+    } finally {
+      // A probe whose scrape ended without an upstream outcome lets the next request probe.
+      if (admission.probe) this.#settings.breakers.release(endpoint.platform);
+    }
+  }
+
+  /** The live scrape of a request: reserve its credit, scrape (shared with identical ones), keep the charge or refund it. */
+  async #live(
+    runtime: EndpointRuntime,
+    caller: Caller,
+    parsed: ParsedQuery,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    outcome: Outcome,
+    cursor: { position: UpstreamPosition; scrapedAt: number } | null,
+    cacheKey: string,
+    now: number,
+  ): Promise<void> {
+    const { endpoint } = runtime;
+    const target = parsed.params;
+    const { targetKey } = parsed;
     const deadline = now + this.#settings.requestBudgetMs;
     const reservation = await this.#stores.ledger.reserve(caller.team.id, 1, request.id, deadline + this.#settings.reservationMarginMs);
     if (!reservation.ok) {
@@ -245,11 +306,14 @@ export class ScrapeService {
         // The budget ran out, or the service is shutting down, while the extractor waited on
         // something other than the upstream client: the source did not answer in time.
         this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: 'transient' });
+        this.#settings.breakers.record(endpoint.platform, true);
         throw outcomeError(new UpstreamOutcome('transient', endpoint.platform, 'the time budget ran out', { cause: error }), endpoint);
       }
       const kind = isUpstreamOutcome(error) ? error.kind : 'error';
       this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: kind });
       if (isUpstreamOutcome(error)) {
+        // Blocks and transient failures count against the platform; any other answer shows it up.
+        this.#settings.breakers.record(endpoint.platform, error.kind === 'blocked' || error.kind === 'transient');
         if (error.kind === 'not_found' || error.kind === 'gated') await this.#stores.cache.deleteTarget(targetKey);
         throw outcomeError(error, endpoint);
       }
@@ -261,9 +325,11 @@ export class ScrapeService {
       const problem = runtime.checkData.errors?.[0];
       const where = problem ? `${problem.instancePath || '/'} ${problem.message ?? ''}`.trim() : 'unknown field';
       this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: 'unrecognised' });
+      this.#settings.breakers.record(endpoint.platform, false);
       throw outcomeError(new UpstreamOutcome('unrecognised', endpoint.platform, `extracted data does not match the endpoint schema: data${where}`), endpoint);
     }
     this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: 'ok' });
+    this.#settings.breakers.record(endpoint.platform, false);
     const json = JSON.stringify(data);
     await this.#stores.cache.set(cacheKey, targetKey, { value: json, storedAt: scrapedAt });
     return { json, scrapedAt };
@@ -332,6 +398,8 @@ interface Meta {
   creditsRemaining: number;
   cached: boolean;
   cachedAt?: string;
+  /** A cached result served because the live scrape failed (stale_if_error). */
+  stale?: true;
 }
 
 const DATA_OPEN = Buffer.from('{"data":');

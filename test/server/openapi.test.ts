@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document at /openapi.json, generated from the endpoint declarations, and the
 // docs page at /docs, served entirely by the service itself.
 import { ACCOUNT_TAG, accountEndpoints } from '../../src/account/endpoints.ts';
+import { STATUS_TAG } from '../../src/server/plugins/openapi.ts';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -93,13 +94,13 @@ describe('GET /openapi.json', () => {
   });
   after(() => h.close());
 
-  test('is an OpenAPI 3.1 document with title, version and exactly the nine scraping and three account /v1 paths, each a GET only', () => {
+  test('is an OpenAPI 3.1 document with title, version and exactly the nine scraping, three account and the status /v1 paths, each a GET only', () => {
     assert.equal(doc.openapi, '3.1.0');
     const info = doc.info as Json;
     assert.equal(typeof info.title, 'string');
     assert.equal(typeof info.version, 'string');
     assert.equal(endpoints.length, 9);
-    assert.deepEqual(Object.keys(paths).sort(), [...endpoints, ...accountEndpoints].map((endpoint) => endpoint.path).sort());
+    assert.deepEqual(Object.keys(paths).sort(), [...[...endpoints, ...accountEndpoints].map((endpoint) => endpoint.path), '/v1/status'].sort());
     for (const [path, item] of Object.entries(paths)) {
       assert.match(path, /^\/v1\//);
       assert.deepEqual(Object.keys(item), ['get'], path);
@@ -111,12 +112,12 @@ describe('GET /openapi.json', () => {
     for (const [where, schema] of walk(doc)) assert.equal(schema.nullable, undefined, `3.0-style nullable at ${where}`);
   });
 
-  test('has a license, one tag per platform, described by its endpoint declarations, and the account tag', () => {
+  test('has a license, one tag per platform, described by its endpoint declarations, and the account and status tags', () => {
     const license = (doc.info as Json).license as Json;
     assert.equal(typeof license.name, 'string');
     assert.equal(typeof license.identifier, 'string');
     const described = new Map(endpoints.map((endpoint) => [endpoint.platform, endpoint.platformDescription]));
-    assert.deepEqual(doc.tags, [...[...described].map(([name, description]) => ({ name, description })), ACCOUNT_TAG]);
+    assert.deepEqual(doc.tags, [...[...described].map(([name, description]) => ({ name, description })), ACCOUNT_TAG, STATUS_TAG]);
     for (const tag of doc.tags as Json[]) assert.ok(String(tag.description).length > 20, String(tag.name));
     for (const endpoint of endpoints) assert.deepEqual(paths[endpoint.path]?.get?.tags, [endpoint.platform]);
   });
@@ -143,16 +144,16 @@ describe('GET /openapi.json', () => {
     describe(endpoint.path, () => {
       const operation = () => paths[endpoint.path]?.get as Json;
 
-      test('lists every declared query parameter plus cache_max_age, with the declared schema and required flag', () => {
+      test('lists every declared query parameter plus cache_max_age and stale_if_error, with the declared schema and required flag', () => {
         const parameters = operation().parameters as Json[];
         const declared = endpoint.query.properties as Record<string, Json>;
         const required = new Set(endpoint.query.required ?? []);
-        assert.deepEqual(parameters.map((parameter) => parameter.name).sort(), [...Object.keys(declared), 'cache_max_age'].sort());
+        assert.deepEqual(parameters.map((parameter) => parameter.name).sort(), [...Object.keys(declared), 'cache_max_age', 'stale_if_error'].sort());
         for (const parameter of parameters) {
           const name = String(parameter.name);
           assert.equal(parameter.in, 'query', name);
           assert.equal(parameter.required, required.has(name), `${name} required flag`);
-          if (name === 'cache_max_age') {
+          if (name === 'cache_max_age' || name === 'stale_if_error') {
             assert.deepEqual((parameter.schema as Json).enum, ['1d', '3d', '7d', '14d', '30d']);
             continue;
           }
@@ -170,7 +171,7 @@ describe('GET /openapi.json', () => {
         assert.deepEqual((schema.properties as Json).data, constAsEnum(endpoint.data));
         assert.deepEqual([...(schema.required as string[])].sort(), ['data', 'meta']);
         const meta = (schema.properties as Json).meta as Json;
-        assert.deepEqual(Object.keys(meta.properties as Json).sort(), ['cached', 'cachedAt', 'creditsCharged', 'creditsRemaining', 'requestId']);
+        assert.deepEqual(Object.keys(meta.properties as Json).sort(), ['cached', 'cachedAt', 'creditsCharged', 'creditsRemaining', 'requestId', 'stale']);
         // Every field the declaration makes nullable is nullable in the document, and vice versa.
         const nullableIn = (root: unknown) =>
           [...walk(root)].filter(([, node]) => Array.isArray(node.anyOf) && (node.anyOf as Json[]).some((option) => option.type === 'null')).map(([where]) => where);

@@ -17,6 +17,7 @@ const Meta = Obj({
   creditsRemaining: Type.Integer({ description: 'Balance right after this request.' }),
   cached: Type.Boolean({ description: 'True on a cache hit.' }),
   cachedAt: Type.Optional(DateTime('When the cached result was scraped; present on a cache hit only.')),
+  stale: Type.Optional(Type.Boolean({ description: 'True when a cached result stands in for a live scrape that failed (`stale_if_error`).' })),
 });
 
 export const ErrorEnvelope = Obj({
@@ -113,7 +114,7 @@ export function routeSchema(endpoint: EndpointDeclaration): Record<string, unkno
     500: internal(),
     501: errorResponse('The endpoint is not available yet.', 'NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`),
     502: errorResponse(
-      '`UPSTREAM_BLOCKED`: the source is temporarily unavailable, retry shortly. `UPSTREAM_UNRECOGNISED`: the source answered with a page the service cannot read. Neither is charged.',
+      '`UPSTREAM_BLOCKED`: the source is temporarily unavailable, retry shortly; when it fails often, requests to it are paused for a cool-down and answered at once, with `Retry-After`. `UPSTREAM_UNRECOGNISED`: the source answered with a page the service cannot read. Neither is charged. With `stale_if_error`, a cached result of at most that age is returned instead (200, `meta.stale`).',
       'UPSTREAM_BLOCKED',
       `${endpoint.platform} is temporarily unavailable; retry shortly.`,
     ),
@@ -171,6 +172,8 @@ export interface OpenApiOptions {
   publicBaseUrl?: string | undefined;
 }
 
+export const STATUS_TAG = { name: 'status', description: "Each platform's state as the service sees it. Public and free." };
+
 /** Registered before the routes, whose schemas it collects. */
 const openApi: FastifyPluginAsync<OpenApiOptions> = async (app, options) => {
   await app.register(swagger, {
@@ -193,7 +196,7 @@ const openApi: FastifyPluginAsync<OpenApiOptions> = async (app, options) => {
         },
       },
       security: [{ apiKey: [] }, { bearer: [] }],
-      tags: [...platformTags(options.endpoints), ACCOUNT_TAG],
+      tags: [...platformTags(options.endpoints), ACCOUNT_TAG, STATUS_TAG],
     },
     // Built on the first request for the document, so after the server listens.
     transformObject: (document) => {
