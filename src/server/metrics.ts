@@ -54,6 +54,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly unrecognisedPages = new Counter({
+    name: 'api_unrecognised_pages_total',
+    help: 'Live scrapes that ended UPSTREAM_UNRECOGNISED (the page kept as a drift sample), by platform and endpoint',
+    labelNames: ['platform', 'endpoint'] as const,
+    registers: [this.registry],
+  });
+
   readonly breakerRejections = new Counter({
     name: 'api_breaker_rejections_total',
     help: 'Requests answered at once because their platform\'s circuit breaker was open',

@@ -7,7 +7,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { EndpointDeclaration, ExtractResult, Extractor, SharedState, TargetParams, UpstreamPosition } from '../endpoints/types.ts';
 import type { CachedEntry, Stores } from '../store/types.ts';
 import { isUpstreamOutcome, UpstreamOutcome } from '../upstream/outcomes.ts';
-import type { Upstream } from '../upstream/types.ts';
+import type { Upstream, UpstreamResponse } from '../upstream/types.ts';
 import type { Caller } from './plugins/auth.ts';
 import type { Outcome } from './plugins/metrics.ts';
 import type { Breakers } from './breakers.ts';
@@ -37,6 +37,10 @@ export interface ScrapeSettings {
   shutdown: AbortSignal;
 }
 
+/** Drift samples kept per platform and endpoint in any hour, and the bytes of body kept of each. */
+export const DRIFT_PER_HOUR = 10;
+export const DRIFT_MAX_BYTES = 256 * 1024;
+
 /** What every request of one endpoint shares. */
 export interface EndpointRuntime {
   endpoint: EndpointDeclaration;
@@ -47,6 +51,8 @@ export interface EndpointRuntime {
 /** One live scrape to run: what to fetch, where its result is cached, until when. */
 interface ScrapeJob {
   runtime: EndpointRuntime;
+  /** The request that runs it (others may share its outcome). */
+  requestId: string;
   target: TargetParams;
   targetKey: string;
   cacheKey: string;
@@ -217,7 +223,7 @@ export class ScrapeService {
     let scraped: Scraped;
     try {
       scraped = await this.#shared(cacheKey, deadline, () =>
-        this.#scrape({ runtime, target, targetKey, cacheKey, position: cursor?.position ?? null, deadline, log: request.log }),
+        this.#scrape({ runtime, requestId: request.id, target, targetKey, cacheKey, position: cursor?.position ?? null, deadline, log: request.log }),
       );
     } catch (error) {
       await this.#refund(reservation.reservationId, 'failed');
@@ -285,14 +291,50 @@ export class ScrapeService {
     );
     this.#running.add(controller);
     let upstream: ReturnType<UpstreamBinder> | null = null;
+    // The last answer the platform's mapping looked at: the page that broke it, when one does.
+    let seen: UpstreamResponse | null = null;
     try {
-      upstream = this.#settings.upstream(endpoint.platform, signal, deadline);
-      return await this.#extract(job, extractor, upstream, signal);
+      const bound = (upstream = this.#settings.upstream(endpoint.platform, signal, deadline));
+      const watched: Upstream = async (request) => {
+        seen = await bound({ ...request, classify: (answer) => ((seen = answer), request.classify?.(answer)) });
+        return seen;
+      };
+      return await this.#extract(job, extractor, watched, signal);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'UPSTREAM_UNRECOGNISED') await this.#captureDrift(job, seen, error);
+      throw error;
     } finally {
       clearTimeout(timer);
       this.#running.delete(controller);
       // The upstream answers (and what the extractor made of them) are no longer held.
       upstream?.release?.();
+    }
+  }
+
+  /** Keeps the answer that broke a mapping for the operator (bounded), and counts it. Never fails the request. */
+  async #captureDrift({ runtime, requestId, log }: ScrapeJob, answer: UpstreamResponse | null, error: ApiError): Promise<void> {
+    const { endpoint } = runtime;
+    this.#metrics.unrecognisedPages.inc({ platform: endpoint.platform, endpoint: endpoint.id });
+    const body = answer?.body ?? '';
+    const truncated = Buffer.byteLength(body) > DRIFT_MAX_BYTES;
+    try {
+      await this.#stores.drift.add(
+        {
+          at: new Date(this.#settings.now()).toISOString(),
+          platform: endpoint.platform,
+          endpoint: endpoint.id,
+          requestId,
+          reason: isUpstreamOutcome(error.cause) ? error.cause.message : error.message,
+          path: answer?.path ?? '',
+          status: answer?.status ?? 0,
+          headers: Object.fromEntries(Object.entries(answer?.headers ?? {}).filter(([name]) => name !== 'set-cookie' && name !== 'cookie')),
+          body: truncated ? Buffer.from(body).subarray(0, DRIFT_MAX_BYTES).toString('utf8') : body,
+          truncated,
+        },
+        DRIFT_PER_HOUR,
+      );
+    } catch (storeError) {
+      log.warn({ err: storeError }, 'drift sample not kept');
     }
   }
 

@@ -5,6 +5,7 @@
 // The stores are the embedded SQLite store in a temporary directory, or, when TEST_STORES is
 // `scale-out` (the files under test/scale-out/ set it), PostgreSQL and Redis: a schema and a key
 // prefix of their own per harness, in a database of the test process dropped at its end.
+import type { Upstream } from '../../src/upstream/types.ts';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,7 +79,8 @@ export function fixtureResult(endpoint: EndpointDeclaration): ExtractResult {
   return { data, next };
 }
 
-export type Script = (endpoint: EndpointDeclaration, request: ExtractRequest, signal: AbortSignal) => Promise<ExtractResult>;
+/** An extractor as a test writes it; `upstream` is the one the app binds (AppOptions.upstream). */
+export type Script = (endpoint: EndpointDeclaration, request: ExtractRequest, signal: AbortSignal, upstream: Upstream) => Promise<ExtractResult>;
 
 export const byId = (id: string): EndpointDeclaration => {
   const endpoint = endpoints.find((candidate) => candidate.id === id);
@@ -141,7 +143,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const harness = { calls: [], script: defaultScript, clock } as unknown as Harness;
   const extractorFor = (endpoint: EndpointDeclaration): Extractor => async (request, context) => {
     harness.calls.push({ endpoint: endpoint.id, request });
-    return harness.script(endpoint, request, context.signal);
+    return harness.script(endpoint, request, context.signal, context.upstream);
   };
   const declarations = endpoints.map((endpoint) =>
     options.without?.includes(endpoint.id) ? { ...endpoint, extractor: undefined } : { ...endpoint, extractor: extractorFor(endpoint) },

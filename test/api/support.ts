@@ -179,6 +179,7 @@ export function failingStores(failing: Set<string>): (stores: Stores) => Stores 
   return (stores) => ({
     accounts: wrap('accounts', stores.accounts),
     users: wrap('users', stores.users),
+    drift: wrap('drift', stores.drift),
     ledger: wrap('ledger', stores.ledger),
     cache: wrap('cache', stores.cache),
     requests: wrap('requests', stores.requests),

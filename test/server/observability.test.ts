@@ -61,9 +61,9 @@ describe('GET /metrics', () => {
     const linkA = byId('linkpage-a.profile');
     const linkB = byId('linkpage-b.page');
     const shop = byId('shopfront.shop');
-    h.script = async (endpoint: EndpointDeclaration, request): Promise<ExtractResult> => {
+    h.script = async (endpoint: EndpointDeclaration, request, signal, upstream): Promise<ExtractResult> => {
       if (endpoint.id === linkB.id) throw new UpstreamOutcome('blocked', endpoint.platform, 'scripted block');
-      return defaultScript(endpoint, request, new AbortController().signal);
+      return defaultScript(endpoint, request, signal, upstream);
     };
     const before = (await scrape()).series;
     const target = variantQuery(profile, 'metrics');

@@ -267,6 +267,49 @@ export function storeBehaviour(name: string, open: OpenStores): void {
       });
     });
 
+    describe('drift samples', () => {
+      const sample = (platform: string, endpoint: string, at: number, extra: Record<string, unknown> = {}) => ({
+        at: new Date(at).toISOString(),
+        platform,
+        endpoint,
+        requestId: reqId(),
+        reason: 'a card is gone',
+        path: '/p?q=1',
+        status: 200,
+        headers: { 'content-type': 'text/html' },
+        body: '<html>é</html>',
+        truncated: false,
+        ...extra,
+      });
+
+      it('keeps samples whole, lists them newest first without bodies, per platform, and prunes by age', async (s) => {
+        const t0 = Date.UTC(2026, 10, 20, 10, 0, 0);
+        const first = await s.drift.add(sample('snapmsg', 'snapmsg.profile', t0), 10);
+        const second = await s.drift.add(sample('shopfront', 'shopfront.shop', t0 + MINUTE, { truncated: true }), 10);
+        const all = await s.drift.list({});
+        assert.deepEqual(all.map((d) => d.id), [second, first]);
+        assert.ok(!('body' in (all[0] ?? {})) && !('headers' in (all[0] ?? {})));
+        assert.equal(all[0]?.truncated, true);
+        assert.deepEqual((await s.drift.list({ platform: 'snapmsg' })).map((d) => d.id), [first]);
+        const full = await s.drift.get(first);
+        assert.deepEqual({ ...full, id: '', requestId: '' }, { ...sample('snapmsg', 'snapmsg.profile', t0), id: '', requestId: '', at: new Date(t0).toISOString() });
+        assert.equal(await s.drift.get('drift_nope'), null);
+        assert.equal(await s.drift.prune(t0 + 1), 1);
+        assert.deepEqual((await s.drift.list({})).map((d) => d.id), [second]);
+      });
+
+      it('keeps at most the given number per platform and endpoint in any hour, dropping the oldest', async (s) => {
+        const t0 = Date.UTC(2026, 10, 20, 10, 0, 0);
+        const ids: string[] = [];
+        for (let i = 0; i < 5; i++) ids.push(await s.drift.add(sample('snapmsg', 'snapmsg.profile', t0 + i * MINUTE), 3));
+        const other = await s.drift.add(sample('snapmsg', 'snapmsg.spotlight.comments', t0), 3);
+        assert.deepEqual((await s.drift.list({ platform: 'snapmsg', limit: 100 })).map((d) => d.id), [ids[4], ids[3], ids[2], other]);
+        const later = await s.drift.add(sample('snapmsg', 'snapmsg.profile', t0 + 2 * 60 * MINUTE), 3);
+        assert.equal((await s.drift.list({ platform: 'snapmsg', limit: 100 })).length, 5, 'an hour later, a new one is kept beside them');
+        assert.equal((await s.drift.list({ limit: 1 }))[0]?.id, later);
+      });
+    });
+
     describe('users, password links and sessions', () => {
       const HOUR = 60 * MINUTE;
       const session = (userId: string, expiresAt: number) => ({ userId, csrf: uid('csrf'), createdAt: new Date().toISOString(), expiresAt });

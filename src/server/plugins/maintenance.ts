@@ -38,6 +38,9 @@ export interface MaintenanceOptions {
   recordsMaxAgeMs: number;
 }
 
+/** Drift samples are kept this many days. */
+export const DRIFT_DAYS = 14;
+
 const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, now, intervalMs, reapIntervalMs, recordsMaxAgeMs }, done) => {
   const reap = async () => {
     const refunded = await stores.ledger.refundExpired(now());
@@ -50,6 +53,7 @@ const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, n
     await stores.cache.prune(now());
     await stores.requests.prune(now() - recordsMaxAgeMs);
     await stores.users.pruneSessions(now());
+    await stores.drift.prune(now() - DRIFT_DAYS * 24 * 60 * 60 * 1000);
   };
   app.decorate('maintain', async () => {
     await reap();

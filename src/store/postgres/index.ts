@@ -7,6 +7,7 @@ import { cacheStore, type DurableCache } from './cache.ts';
 import { ledger } from './ledger.ts';
 import { requestLog } from './requests.ts';
 import { userStore } from './users.ts';
+import { driftLog } from './drift.ts';
 import { BackendMonitor } from '../monitor.ts';
 import { createPool, database, probeOf, type PostgresOptions } from './pool.ts';
 import { checkSchema, migrate } from './schema.ts';
@@ -66,6 +67,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
   const stores: PostgresStores = {
     accounts: accountStore(db, () => watcher),
     users: userStore(query),
+    drift: driftLog(query),
     ledger: ledger(query, () => watcher),
     cache,
     cacheMaxAgeMs,

@@ -17,6 +17,7 @@ import { Connection, prepareFile, toStoreError } from './connection.ts';
 import { ledger } from './ledger.ts';
 import { requestLog } from './requests.ts';
 import { userStore } from './users.ts';
+import { driftLog } from './drift.ts';
 
 export { sqliteFiles } from './connection.ts';
 
@@ -75,6 +76,7 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
   const stores: Stores = {
     accounts: accountStore(c),
     users: userStore(c),
+    drift: driftLog(c),
     ledger: ledger(c),
     cache: {
       get: (key) => cache.get(key),

@@ -1,7 +1,7 @@
 // The embedded store's schema: one migration per version, applied in order under the write lock
 // (connection.ts). A new version appends a migration; a released one is never edited.
 
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 export const MIGRATIONS: readonly string[] = [
   // v1
@@ -122,5 +122,23 @@ export const MIGRATIONS: readonly string[] = [
 
   -- The user who created a key in the dashboard (null: the operator CLI).
   ALTER TABLE api_keys ADD COLUMN created_by TEXT REFERENCES users (id);
+  `,
+  // v5: upstream answers the mappings did not recognise (drift capture), a few per hour and endpoint.
+  `
+  CREATE TABLE drift (
+    id          TEXT PRIMARY KEY,
+    at          INTEGER NOT NULL,
+    platform    TEXT NOT NULL,
+    endpoint    TEXT NOT NULL,
+    request_id  TEXT NOT NULL,
+    reason      TEXT NOT NULL,
+    path        TEXT NOT NULL,
+    status      INTEGER NOT NULL,
+    headers     TEXT NOT NULL,
+    body        TEXT NOT NULL,
+    truncated   INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX drift_endpoint_at ON drift (platform, endpoint, at);
+  CREATE INDEX drift_at ON drift (at);
   `,
 ];
