@@ -241,6 +241,30 @@ export function buildCli(stores: () => Promise<Stores>, print: (text: string) =>
       out({ id: options.id, disabled: true });
     });
 
+  const drift = program.command('drift').description('upstream pages a platform mapping did not recognise (UPSTREAM_UNRECOGNISED), kept 14 days');
+  drift
+    .command('list')
+    .description('the samples kept, newest first, without their bodies')
+    .option('--platform <name>', 'only this platform')
+    .option('--limit <n>', 'rows', positiveInteger('--limit'), 50)
+    .action(async (options: { platform?: string; limit: number }) => {
+      if (options.limit > 1000) throw new CliError('--limit must be at most 1000.', 'VALIDATION_ERROR');
+      out((await (await stores()).drift.list(options)).map((sample) => ({ ...sample })));
+    });
+  drift
+    .command('show')
+    .description('one sample whole: reason, request id, the answer\'s status, headers and body')
+    .argument('<id>', 'sample id (drift list)')
+    .action(async (id: string) => {
+      const sample = await (await stores()).drift.get(id);
+      if (!sample) throw new CliError(`No drift sample ${id}.`, 'NOT_FOUND');
+      if (program.opts().json) out({ ...sample });
+      else {
+        const { body, headers, ...rest } = sample;
+        print(`${table([rest])}\n\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join('\n')}\n\n${body}${sample.truncated ? '\n[cut at the size cap]' : ''}`);
+      }
+    });
+
   program
     .command('ledger')
     .description("a team's ledger, newest first")

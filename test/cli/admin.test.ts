@@ -440,6 +440,33 @@ describe('operator CLI: users', () => {
   });
 });
 
+describe('operator CLI: drift', () => {
+  let dir = '';
+  before(() => {
+    dir = tempDir();
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('drift list shows the samples newest first, per platform; drift show prints one whole', async () => {
+    const stores = openSqliteStores({ path: join(dir, 'service.db') });
+    const base = { requestId: 'req_1', reason: 'card gone', path: '/add/x', status: 200, headers: { 'content-type': 'text/html' }, body: '<html>new</html>', truncated: false };
+    const older = await stores.drift.add({ ...base, at: '2026-11-20T10:00:00.000Z', platform: 'snapmsg', endpoint: 'snapmsg.profile' }, 10);
+    const newer = await stores.drift.add({ ...base, at: '2026-11-20T11:00:00.000Z', platform: 'shopfront', endpoint: 'shopfront.shop' }, 10);
+    await stores.close();
+    const listed = await adminJson<{ id: string; platform: string }[]>(dir, 'drift', 'list');
+    assert.deepEqual(listed.map((row) => row.id), [newer, older]);
+    assert.deepEqual((await adminJson<{ id: string }[]>(dir, 'drift', 'list', '--platform', 'snapmsg')).map((row) => row.id), [older]);
+    const shown = await adminJson<{ body: string; headers: Record<string, string> }>(dir, 'drift', 'show', older);
+    assert.equal(shown.body, '<html>new</html>');
+    const text = await admin(dir, 'drift', 'show', older);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /content-type: text\/html\n\n<html>new<\/html>/);
+    const missing = await admin(dir, 'drift', 'show', 'drift_nope');
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /No drift sample drift_nope/);
+  });
+});
+
 describe('operator CLI: help', () => {
   test('every command and option has a description', () => {
     const program = buildCli(
