@@ -17,6 +17,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { startSandbox } from '../sandbox/server.ts';
 import { ensureDatabase, freePort, startCluster } from '../src/cluster.ts';
+import { UNPACED_ENV } from '../src/config.ts';
 import { generateKey } from '../src/server/keys.ts';
 import { migrateDatabase, openPostgresStores } from '../src/store/postgres/index.ts';
 import { openSqliteStores } from '../src/store/sqlite/index.ts';
@@ -101,7 +102,7 @@ try {
   await sqlite.close();
   const port = await freePort();
   const embedded = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', join(ROOT, 'src', 'main.ts')], {
-    env: { ...process.env, ...sandbox.env, PORT: String(port), DATA_DIR: embeddedDir, LOG_LEVEL: 'error', DATABASE_URL: '', REDIS_URL: '', TRUST_PROXY: '127.0.0.1' },
+    env: { ...process.env, ...sandbox.env, ...UNPACED_ENV, PORT: String(port), DATA_DIR: embeddedDir, LOG_LEVEL: 'error', DATABASE_URL: '', REDIS_URL: '', TRUST_PROXY: '127.0.0.1' },
     stdio: 'inherit',
   });
   processes.push(embedded);
@@ -123,7 +124,7 @@ try {
     redisPrefix,
     dataDir: join(dir, 'cluster'),
     cursorSecret: 'bench-cluster-cursor-secret-0123456789',
-    env: { ...sandbox.env, LOG_LEVEL: 'error' },
+    env: { ...sandbox.env, ...UNPACED_ENV, LOG_LEVEL: 'error' },
   });
   const [first, second] = cluster.nodes.map((node) => ({ pid: node.process.pid as number, address: node.address }));
   if (!first || !second) throw new Error('two nodes expected');

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { writeHeapSnapshot } from 'node:v8';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig, UNPACED_ENV } from '../src/config.ts';
 import { endpoints } from '../src/endpoints/index.ts';
 import { upstreamClient } from '../src/main.ts';
 import { buildApp } from '../src/server/app.ts';
@@ -18,7 +18,7 @@ import { openSqliteStores } from '../src/store/sqlite/index.ts';
 import { cpuReport } from './cpu-profile.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-live-'));
-const config = loadConfig({ ...process.env, DATA_DIR: dir, CURSOR_SECRET: 'bench-cursor-secret-0123456789' });
+const config = loadConfig({ ...UNPACED_ENV, ...process.env, DATA_DIR: dir, CURSOR_SECRET: 'bench-cursor-secret-0123456789' });
 const stores = openSqliteStores({ path: join(dir, 'service.db') });
 const client = upstreamClient(config);
 const app = await buildApp({

@@ -27,6 +27,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { Client, Pool, request } from 'undici';
 import { startSandbox } from '../sandbox/server.ts';
+import { UNPACED_ENV } from '../src/config.ts';
 
 const { values } = parseArgs({
   options: {
@@ -90,7 +91,7 @@ const originUrl = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
 
 const nodeFlags = ['--disable-warning=ExperimentalWarning', ...(values.gc ? ['--expose-gc'] : [])];
 const child = spawn(process.execPath, [...nodeFlags, new URL('./live-servers.ts', import.meta.url).pathname], {
-  env: { ...process.env, LINKPAGE_A_ORIGIN: originUrl },
+  env: { ...UNPACED_ENV, ...process.env, LINKPAGE_A_ORIGIN: originUrl },
   stdio: ['pipe', 'pipe', 'inherit'],
 });
 const childLines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();

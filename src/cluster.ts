@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startSandbox } from '../sandbox/server.ts';
 import { sandboxOptionsFromEnv } from '../sandbox/main.ts';
-import { loadConfig } from './config.ts';
+import { loadConfig, UNPACED_ENV } from './config.ts';
 import { DEMO_EMAIL, demoTeam, demoUserLink, rotateDemoKey } from './demo-team.ts';
 import { stopOnSignals } from './lifecycle.ts';
 import { migrateDatabase } from './store/postgres/index.ts';
@@ -248,7 +248,10 @@ async function main(): Promise<void> {
       redisPrefix,
       dataDir,
       cursorSecret,
-      env: { ...Object.fromEntries(Object.entries(sandbox.env).map(([name, origin]) => [name, process.env[name] || origin])), LOG_LEVEL: process.env.LOG_LEVEL || 'warn' },
+      env: {
+        ...Object.fromEntries(Object.entries({ ...sandbox.env, ...UNPACED_ENV }).map(([name, value]) => [name, process.env[name] || value])),
+        LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
+      },
       output: (line) => console.error(line),
     });
     key = await rotateDemoKey(stores, team);

@@ -1,6 +1,7 @@
 // Configuration from the environment. Every value has a production default; the demo and the
 // tests override them.
 import { DEFAULT_BREAKER, type BreakerSettings } from './server/breakers.ts';
+import type { PaceLimits } from './upstream/pacing.ts';
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -53,6 +54,10 @@ export interface Config {
   redisUrl: string | undefined;
   /** Prefix of every Redis key the service writes (`REDIS_PREFIX`, default `pagescrape:`). */
   redisPrefix: string;
+  /** Each platform's pace: concurrent upstream requests and starts per second (0: no bound). */
+  pace: Record<Platform, PaceLimits>;
+  /** Requests that may wait for their turn per platform (UPSTREAM_QUEUE). */
+  paceQueue: number;
   /** The platforms' circuit breakers (BREAKER_MIN_REQUESTS, _WINDOW_MS, _FAILURE_PERCENT, _COOLDOWN_MS, _MAX_COOLDOWN_MS). */
   breaker: BreakerSettings;
   /** Bound on the cache entries Redis holds in front of PostgreSQL (`REDIS_CACHE_MAX_BYTES`, default 256 MiB). */
@@ -64,6 +69,23 @@ export interface Config {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** What a real platform tolerates from one node, unless UPSTREAM_* or <PLATFORM>_* say otherwise. */
+export const DEFAULT_PACE: Readonly<PaceLimits> = { maxConcurrency: 8, maxRps: 5 };
+
+/** For an upstream on this machine (the sandbox): no pace, no bound on concurrency. */
+export const UNPACED_ENV: Readonly<Record<string, string>> = { UPSTREAM_MAX_CONCURRENCY: '0', UPSTREAM_MAX_RPS: '0' };
+
+/** `<PLATFORM>_MAX_CONCURRENCY` and `<PLATFORM>_MAX_RPS`, else UPSTREAM_MAX_CONCURRENCY and UPSTREAM_MAX_RPS. */
+function paceLimits(env: Env): Record<Platform, PaceLimits> {
+  const all = { maxConcurrency: integer(env, 'UPSTREAM_MAX_CONCURRENCY', DEFAULT_PACE.maxConcurrency, 0), maxRps: integer(env, 'UPSTREAM_MAX_RPS', DEFAULT_PACE.maxRps, 0) };
+  const limits = {} as Record<Platform, PaceLimits>;
+  for (const [platform, { variable }] of Object.entries(PLATFORM_ORIGINS) as [Platform, { variable: string }][]) {
+    const prefix = variable.replace(/_ORIGIN$/, '');
+    limits[platform] = { maxConcurrency: integer(env, `${prefix}_MAX_CONCURRENCY`, all.maxConcurrency, 0), maxRps: integer(env, `${prefix}_MAX_RPS`, all.maxRps, 0) };
+  }
+  return limits;
+}
 
 function breakerSettings(env: Env): BreakerSettings {
   const percent = integer(env, 'BREAKER_FAILURE_PERCENT', DEFAULT_BREAKER.failureRatio * 100, 1);
@@ -208,6 +230,8 @@ export function loadConfig(env: Env = process.env): Config {
     redisPrefix: env.REDIS_PREFIX || 'pagescrape:',
     redisCacheMaxBytes: integer(env, 'REDIS_CACHE_MAX_BYTES', 256 * 1024 * 1024, 1024),
     breaker: breakerSettings(env),
+    pace: paceLimits(env),
+    paceQueue: integer(env, 'UPSTREAM_QUEUE', 100, 1),
     migrateOnStart: migrateSetting(env.MIGRATE),
     requestRecordsDays: integer(env, 'REQUEST_RECORDS_DAYS', 90, 1),
   };

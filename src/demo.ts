@@ -4,7 +4,7 @@
 // and a link that sets the demo dashboard user's password.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig, PLATFORM_ORIGINS } from './config.ts';
+import { loadConfig, PLATFORM_ORIGINS, UNPACED_ENV } from './config.ts';
 import { start } from './main.ts';
 import { openStores } from './store/open.ts';
 import { DEMO_EMAIL, demoTeam, demoUserLink, rotateDemoKey } from './demo-team.ts';
@@ -18,6 +18,8 @@ async function demo(): Promise<void> {
   process.once('exit', () => void sandbox.close());
   const env: Record<string, string | undefined> = { ...process.env };
   for (const [name, origin] of Object.entries(sandbox.env)) env[name] ||= origin;
+  // The sandbox runs on this machine: no pace unless the environment sets one.
+  for (const [name, value] of Object.entries(UNPACED_ENV)) env[name] ||= value;
 
   const config = loadConfig(env);
   const stores = await openStores(config);

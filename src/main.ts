@@ -2,6 +2,7 @@
 import { pathToFileURL } from 'node:url';
 import { loadConfig, PLATFORM_ORIGINS, type Config, type Platform } from './config.ts';
 import { UpstreamClient, type PlatformOrigin } from './upstream/client.ts';
+import { LocalPacer } from './upstream/pacing.ts';
 import { endpoints } from './endpoints/index.ts';
 import { buildApp } from './server/app.ts';
 import { openStores } from './store/open.ts';
@@ -16,7 +17,8 @@ export function upstreamClient(config: Config): UpstreamClient {
   for (const [platform, { host, aliases }] of Object.entries(PLATFORM_ORIGINS) as [Platform, (typeof PLATFORM_ORIGINS)[Platform]][]) {
     platforms[platform] = { origin: config.origins[platform], hosts: [host, ...aliases] };
   }
-  return new UpstreamClient({ platforms, maxBodyBytes: config.upstreamMaxBytes, memoryBytes: config.upstreamMemoryBytes });
+  const pacer = new LocalPacer((platform) => config.pace[platform as Platform] ?? { maxConcurrency: 0, maxRps: 0 }, config.paceQueue);
+  return new UpstreamClient({ platforms, maxBodyBytes: config.upstreamMaxBytes, memoryBytes: config.upstreamMemoryBytes, pacer });
 }
 
 export interface Running {

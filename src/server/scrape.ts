@@ -354,8 +354,9 @@ export class ScrapeService {
       const kind = isUpstreamOutcome(error) ? error.kind : 'error';
       this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: kind });
       if (isUpstreamOutcome(error)) {
-        // Blocks and transient failures count against the platform; any other answer shows it up.
-        this.#settings.breakers.record(endpoint.platform, error.kind === 'blocked' || error.kind === 'transient');
+        // Blocks and transient failures count against the platform; any other answer shows it up
+        // (not the service's own lack of capacity, which says nothing of the platform).
+        if (error.kind !== 'overloaded') this.#settings.breakers.record(endpoint.platform, error.kind === 'blocked' || error.kind === 'transient');
         if (error.kind === 'not_found' || error.kind === 'gated') await this.#stores.cache.deleteTarget(targetKey);
         throw outcomeError(error, endpoint);
       }

@@ -9,6 +9,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable, Transform } from 'node:stream';
 import { MemoryBudget, type MemoryLease } from './memory.ts';
 import { UpstreamOutcome } from './outcomes.ts';
+import type { Pacer } from './pacing.ts';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from './types.ts';
 
 export interface PlatformOrigin {
@@ -37,6 +38,8 @@ export interface UpstreamClientOptions {
   connections?: number;
   /** For tests: the random source of the jitter. */
   random?: () => number;
+  /** Paces each platform's attempts and bounds how many run at once (./pacing.ts); none: no bound. */
+  pacer?: Pacer;
 }
 
 const MAX_REDIRECTS = 5;
@@ -154,11 +157,13 @@ function decoderFor(encoding: string | undefined): Transform | null {
 export class UpstreamClient {
   readonly #platforms: Record<string, PlatformOrigin>;
   readonly #pools = new Map<string, Pool>();
-  readonly #options: Required<Omit<UpstreamClientOptions, 'platforms'>>;
+  readonly #options: Required<Omit<UpstreamClientOptions, 'platforms' | 'pacer'>>;
   readonly #memory: MemoryBudget;
+  readonly #pacer: Pacer | undefined;
 
   constructor(options: UpstreamClientOptions) {
     this.#platforms = options.platforms;
+    this.#pacer = options.pacer;
     this.#options = {
       maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
       memoryBytes: options.memoryBytes ?? 256 * 1024 * 1024,
@@ -315,7 +320,13 @@ export class UpstreamClient {
       if (remaining < MIN_ATTEMPT_MS || signal.aborted) break;
       let response: UpstreamResponse;
       try {
-        response = await this.#attempt(platform, origin, request, signal, remaining);
+        // Every attempt takes its turn in the platform's pace (an `overloaded` refusal ends the request).
+        const done = this.#pacer ? await this.#pacer.acquire(platform, deadline, signal) : null;
+        try {
+          response = await this.#attempt(platform, origin, request, signal, deadline - Date.now());
+        } finally {
+          done?.();
+        }
         // A block the platform recognises whatever the status (shopfront's captcha page may come
         // with a 503) ends the request before a 5xx could be retried.
         const block = request.block?.(response) ?? null;

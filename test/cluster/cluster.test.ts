@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { Agent, fetch } from 'undici';
 import { startSandbox, type RunningSandbox } from '../../sandbox/server.ts';
 import { startCluster, type Cluster } from '../../src/cluster.ts';
+import { UNPACED_ENV } from '../../src/config.ts';
 import { generateKey } from '../../src/server/keys.ts';
 import { migrateDatabase, openPostgresStores } from '../../src/store/postgres/index.ts';
 import type { Stores } from '../../src/store/types.ts';
@@ -50,7 +51,7 @@ before(async () => {
     dataDir,
     cursorSecret: 'cluster-test-cursor-secret-0123456789',
     output: process.env.CLUSTER_TEST_OUTPUT ? (line) => console.error(line) : undefined,
-    env: { ...sandbox.env, LOG_LEVEL: 'error', REQUEST_BUDGET_MS: String(BUDGET_MS), RESERVATION_MARGIN_MS: String(MARGIN_MS) },
+    env: { ...sandbox.env, ...UNPACED_ENV, LOG_LEVEL: 'error', REQUEST_BUDGET_MS: String(BUDGET_MS), RESERVATION_MARGIN_MS: String(MARGIN_MS) },
   });
 });
 

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig, UNPACED_ENV } from '../../src/config.ts';
 import { endpoints } from '../../src/endpoints/index.ts';
 import { upstreamClient } from '../../src/main.ts';
 import { buildApp } from '../../src/server/app.ts';
@@ -45,7 +45,7 @@ export interface E2eOptions {
 export async function startE2e(options: E2eOptions = {}): Promise<E2e> {
   const sandbox = await startSandbox({ seed: 'e2e', ...options.sandbox });
   const dir = mkdtempSync(join(tmpdir(), 'e2e-'));
-  const config = loadConfig({ DATA_DIR: dir, CURSOR_SECRET: 'e2e-cursor-secret-0123456789abcdef', ...sandbox.env, ...options.env });
+  const config = loadConfig({ DATA_DIR: dir, CURSOR_SECRET: 'e2e-cursor-secret-0123456789abcdef', ...sandbox.env, ...UNPACED_ENV, ...options.env });
   const stores = openSqliteStores({ path: join(dir, 'service.db') });
   const client = upstreamClient(config);
   const app = await buildApp({

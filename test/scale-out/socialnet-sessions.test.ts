@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startSandbox, type RunningSandbox } from '../../sandbox/server.ts';
 import { SOCIALNET_CATALOGUE } from '../../sandbox/platforms/socialnet/catalogue.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig, UNPACED_ENV } from '../../src/config.ts';
 import { upstreamClient } from '../../src/main.ts';
 import { createSocialnetExtractors } from '../../src/platforms/socialnet/extract.ts';
 import { sharedStates } from '../../src/server/shared-state.ts';
@@ -28,7 +28,7 @@ const dir = mkdtempSync(join(tmpdir(), 'socialnet-sessions-'));
 before(async () => {
   backends = await testBackends();
   sandbox = await startSandbox({ latencyMs: 100 });
-  client = upstreamClient(loadConfig({ ...sandbox.env, DATA_DIR: dir, CURSOR_SECRET: 'socialnet-sessions-secret-0123456789' }));
+  client = upstreamClient(loadConfig({ ...sandbox.env, ...UNPACED_ENV, DATA_DIR: dir, CURSOR_SECRET: 'socialnet-sessions-secret-0123456789' }));
 });
 after(async () => {
   for (const f of flights) f.close();
