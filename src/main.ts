@@ -11,13 +11,14 @@ import type { Stores } from './store/types.ts';
 import type { FastifyInstance } from 'fastify';
 
 
-/** The upstream client for the configured origins. */
-export function upstreamClient(config: Config): UpstreamClient {
+/** The upstream client for the configured origins, paced per node or, with Redis in `stores`, across nodes. */
+export function upstreamClient(config: Config, stores?: Pick<Stores, 'pacer'>): UpstreamClient {
   const platforms = {} as Record<Platform, PlatformOrigin>;
   for (const [platform, { host, aliases }] of Object.entries(PLATFORM_ORIGINS) as [Platform, (typeof PLATFORM_ORIGINS)[Platform]][]) {
     platforms[platform] = { origin: config.origins[platform], hosts: [host, ...aliases] };
   }
-  const pacer = new LocalPacer((platform) => config.pace[platform as Platform] ?? { maxConcurrency: 0, maxRps: 0 }, config.paceQueue);
+  const limits = (platform: string) => config.pace[platform as Platform] ?? { maxConcurrency: 0, maxRps: 0 };
+  const pacer = stores?.pacer?.(limits, config.paceQueue) ?? new LocalPacer(limits, config.paceQueue);
   return new UpstreamClient({ platforms, maxBodyBytes: config.upstreamMaxBytes, memoryBytes: config.upstreamMemoryBytes, pacer });
 }
 
@@ -30,7 +31,7 @@ export interface Running {
 /** Starts the API on the configured address; SIGTERM, SIGINT and SIGHUP (or the end of the npm that started it) drain it and stop. */
 export async function start(config: Config, given?: Stores): Promise<Running> {
   const stores = given ?? (await openStores(config));
-  const client = upstreamClient(config);
+  const client = upstreamClient(config, stores);
   const app = await buildApp({
     stores,
     endpoints,

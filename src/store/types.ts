@@ -2,6 +2,8 @@
 // implementations (PostgreSQL, Redis) implement these and pass the same behaviour suite.
 // Nothing here may assume a particular engine.
 
+import type { PaceLimits, Pacer } from '../upstream/pacing.ts';
+
 export interface Team {
   id: string;
   name: string;
@@ -344,6 +346,11 @@ export interface Stores {
   gate?: Gate;
   /** Shares identical scrapes across nodes; absent on a single node (they are shared in-process). */
   flights?: Flights;
+  /**
+   * The platforms' pace and concurrency caps held across nodes (Redis); absent on a single node
+   * (each paces itself, upstream/pacing.ts).
+   */
+  pacer?(limits: (platform: string) => PaceLimits, queueMax: number): Pacer;
   /** The platforms' shared state across nodes; absent on a single node (kept in-process). */
   kv?: KeyValue;
   /** Cheap reachability check (a read). */

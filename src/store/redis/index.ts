@@ -1,6 +1,6 @@
 // What Redis holds for a cluster: the rate limiters (per team and per address for failed
 // authentication), the flights of identical scrapes and the platforms' shared state (socialnet's
-// session); in front of PostgreSQL, also a copy of each team's key versions and balance for the
+// session), the platforms' pace across nodes; in front of PostgreSQL, also a copy of each team's key versions and balance for the
 // gate. `withRedis` puts them in front of the database's stores.
 import { isPostgresStores } from '../postgres/index.ts';
 import type { Stores } from '../types.ts';
@@ -8,6 +8,7 @@ import { connected, createRedis, type RedisOptions } from './client.ts';
 import { TieredCache } from './cache.ts';
 import { RedisFlights } from './flights.ts';
 import { RedisGate } from './gate.ts';
+import { RedisPacer } from './pacer.ts';
 import { RedisKeyValue } from './kv.ts';
 import { RedisRateLimiter } from './limiter.ts';
 
@@ -36,6 +37,7 @@ export async function withRedis(stores: Stores, options: RedisOptions): Promise<
     cache,
     flights,
     kv: new RedisKeyValue(connection, prefix),
+    pacer: (limits, queueMax) => new RedisPacer(connection, prefix, limits, queueMax),
     async backends() {
       let redisState: 'up' | 'down' = 'down';
       try {
