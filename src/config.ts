@@ -2,6 +2,7 @@
 // tests override them.
 import { DEFAULT_BREAKER, type BreakerSettings } from './server/breakers.ts';
 import type { PaceLimits } from './upstream/pacing.ts';
+import { parseProxies, type ProxySpec } from './upstream/proxies.ts';
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -56,6 +57,8 @@ export interface Config {
   redisPrefix: string;
   /** Each platform's pace: concurrent upstream requests and starts per second (0: no bound). */
   pace: Record<Platform, PaceLimits>;
+  /** Each platform's proxies: `<PLATFORM>_PROXIES`, else UPSTREAM_PROXIES; none: this machine's address. */
+  proxies: Record<Platform, ProxySpec[]>;
   /** Requests that may wait for their turn per platform (UPSTREAM_QUEUE). */
   paceQueue: number;
   /** The platforms' circuit breakers (BREAKER_MIN_REQUESTS, _WINDOW_MS, _FAILURE_PERCENT, _COOLDOWN_MS, _MAX_COOLDOWN_MS). */
@@ -85,6 +88,16 @@ function paceLimits(env: Env): Record<Platform, PaceLimits> {
     limits[platform] = { maxConcurrency: integer(env, `${prefix}_MAX_CONCURRENCY`, all.maxConcurrency, 0), maxRps: integer(env, `${prefix}_MAX_RPS`, all.maxRps, 0) };
   }
   return limits;
+}
+
+function proxyLists(env: Env): Record<Platform, ProxySpec[]> {
+  const all = env.UPSTREAM_PROXIES ? parseProxies('UPSTREAM_PROXIES', env.UPSTREAM_PROXIES) : [];
+  const lists = {} as Record<Platform, ProxySpec[]>;
+  for (const [platform, { variable }] of Object.entries(PLATFORM_ORIGINS) as [Platform, { variable: string }][]) {
+    const name = variable.replace(/_ORIGIN$/, '_PROXIES');
+    lists[platform] = env[name] ? parseProxies(name, env[name] as string) : all;
+  }
+  return lists;
 }
 
 function breakerSettings(env: Env): BreakerSettings {
@@ -231,6 +244,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisCacheMaxBytes: integer(env, 'REDIS_CACHE_MAX_BYTES', 256 * 1024 * 1024, 1024),
     breaker: breakerSettings(env),
     pace: paceLimits(env),
+    proxies: proxyLists(env),
     paceQueue: integer(env, 'UPSTREAM_QUEUE', 100, 1),
     migrateOnStart: migrateSetting(env.MIGRATE),
     requestRecordsDays: integer(env, 'REQUEST_RECORDS_DAYS', 90, 1),

@@ -19,7 +19,7 @@ export function upstreamClient(config: Config, stores?: Pick<Stores, 'pacer'>): 
   }
   const limits = (platform: string) => config.pace[platform as Platform] ?? { maxConcurrency: 0, maxRps: 0 };
   const pacer = stores?.pacer?.(limits, config.paceQueue) ?? new LocalPacer(limits, config.paceQueue);
-  return new UpstreamClient({ platforms, maxBodyBytes: config.upstreamMaxBytes, memoryBytes: config.upstreamMemoryBytes, pacer });
+  return new UpstreamClient({ platforms, maxBodyBytes: config.upstreamMaxBytes, memoryBytes: config.upstreamMemoryBytes, pacer, proxies: config.proxies });
 }
 
 export interface Running {

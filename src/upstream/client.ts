@@ -10,6 +10,7 @@ import type { Readable, Transform } from 'node:stream';
 import { MemoryBudget, type MemoryLease } from './memory.ts';
 import { UpstreamOutcome } from './outcomes.ts';
 import type { Pacer } from './pacing.ts';
+import { ProxyPool, type Proxy, type ProxySpec } from './proxies.ts';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from './types.ts';
 
 export interface PlatformOrigin {
@@ -40,7 +41,12 @@ export interface UpstreamClientOptions {
   random?: () => number;
   /** Paces each platform's attempts and bounds how many run at once (./pacing.ts); none: no bound. */
   pacer?: Pacer;
+  /** Each platform's proxies (./proxies.ts); a platform without sends from this machine's address. */
+  proxies?: Record<string, readonly ProxySpec[]>;
 }
+
+/** Proxies a request moves on to after the first one met a block or could not be reached. */
+const PROXY_SWITCHES = 2;
 
 const MAX_REDIRECTS = 5;
 
@@ -90,6 +96,19 @@ const API_HEADERS = {
   'sec-fetch-dest': 'empty',
   'sec-fetch-site': 'same-origin',
 };
+
+/** A failure of the proxy itself (unreachable, or refusing the tunnel), not of the platform behind it. */
+function isProxyFailure(error: unknown): boolean {
+  const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
+  return (
+    error instanceof undiciErrors.ConnectTimeoutError ||
+    (error instanceof Error && /proxy/i.test(error.message)) ||
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'EHOSTUNREACH' ||
+    code === 'UND_ERR_SOCKET'
+  );
+}
 
 /** A failure worth another attempt. */
 class Transient extends Error {}
@@ -157,13 +176,17 @@ function decoderFor(encoding: string | undefined): Transform | null {
 export class UpstreamClient {
   readonly #platforms: Record<string, PlatformOrigin>;
   readonly #pools = new Map<string, Pool>();
-  readonly #options: Required<Omit<UpstreamClientOptions, 'platforms' | 'pacer'>>;
+  readonly #options: Required<Omit<UpstreamClientOptions, 'platforms' | 'pacer' | 'proxies'>>;
   readonly #memory: MemoryBudget;
   readonly #pacer: Pacer | undefined;
+  readonly #proxies = new Map<string, ProxyPool>();
 
   constructor(options: UpstreamClientOptions) {
     this.#platforms = options.platforms;
     this.#pacer = options.pacer;
+    for (const [platform, specs] of Object.entries(options.proxies ?? {})) {
+      if (specs.length > 0) this.#proxies.set(platform, new ProxyPool(specs, options.connections ?? 128));
+    }
     this.#options = {
       maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
       memoryBytes: options.memoryBytes ?? 256 * 1024 * 1024,
@@ -208,6 +231,12 @@ export class UpstreamClient {
   async close(): Promise<void> {
     await Promise.all([...this.#pools.values()].map((pool) => pool.close()));
     this.#pools.clear();
+    await Promise.all([...this.#proxies.values()].map((proxies) => proxies.close()));
+  }
+
+  /** Each proxy of a platform by label, and until when it is benched (epoch ms; 0: in use). */
+  proxyStates(platform: string): Record<string, number> {
+    return Object.fromEntries((this.#proxies.get(platform)?.proxies ?? []).map((proxy) => [proxy.label, proxy.benchedUntil > Date.now() ? proxy.benchedUntil : 0]));
   }
 
   #pool(origin: string): Pool {
@@ -309,6 +338,9 @@ export class UpstreamClient {
     hop: (response: UpstreamResponse) => Hop,
   ): Promise<Hop> {
     let lastProblem = 'no attempt could be made within the time budget';
+    const proxies = this.#proxies.get(platform);
+    /** The proxies of this hop that met a block or could not be reached (benched, not used again). */
+    const failed = new Set<Proxy>();
     for (let attempt = 0; attempt <= this.#options.maxRetries; attempt += 1) {
       if (attempt > 0) {
         const step = Math.min(2_000, this.#options.backoffMs * 2 ** (attempt - 1));
@@ -318,12 +350,17 @@ export class UpstreamClient {
       }
       const remaining = deadline - Date.now();
       if (remaining < MIN_ATTEMPT_MS || signal.aborted) break;
+      let proxy: Proxy | null = null;
+      if (proxies) {
+        proxy = proxies.pick(failed, Date.now());
+        if (proxy === null) throw new UpstreamOutcome('blocked', platform, `no proxy for ${platform} is usable now (${lastProblem})`);
+      }
       let response: UpstreamResponse;
       try {
         // Every attempt takes its turn in the platform's pace (an `overloaded` refusal ends the request).
         const done = this.#pacer ? await this.#pacer.acquire(platform, deadline, signal) : null;
         try {
-          response = await this.#attempt(platform, origin, request, signal, deadline - Date.now());
+          response = await this.#attempt(platform, origin, request, signal, deadline - Date.now(), proxy);
         } finally {
           done?.();
         }
@@ -336,7 +373,17 @@ export class UpstreamClient {
         // Every platform's contract counts an empty 200 as a transient failure.
         if (response.status === 200 && response.body.trim() === '') throw new Transient('empty 200 body');
       } catch (error) {
-        if (error instanceof UpstreamOutcome) throw error;
+        if (error instanceof UpstreamOutcome) {
+          // With a pool a block is the address's, not the request's: bench the proxy, move on.
+          if (proxy && error.kind === 'blocked') {
+            proxy.bench(Date.now());
+            failed.add(proxy);
+            lastProblem = `${proxy.label}: ${error.message}`;
+            if (failed.size <= PROXY_SWITCHES) continue;
+            throw new UpstreamOutcome('blocked', platform, `blocked through ${failed.size} proxies (last: ${lastProblem})`, { cause: error });
+          }
+          throw error;
+        }
         if (error instanceof undiciErrors.ResponseExceededMaxSizeError) {
           throw new UpstreamOutcome('unrecognised', platform, `response larger than undici's size limit`, { cause: error });
         }
@@ -350,9 +397,15 @@ export class UpstreamClient {
         }
         const problem = transportProblem(error);
         if (problem === null) throw error;
-        lastProblem = problem;
+        lastProblem = proxy ? `${proxy.label}: ${problem}` : problem;
+        if (proxy && failed.size < PROXY_SWITCHES && isProxyFailure(error)) {
+          // The proxy could not be reached or refused the tunnel: benched, another one is tried.
+          proxy.bench(Date.now());
+          failed.add(proxy);
+        }
         continue;
       }
+      proxy?.succeeded();
       const step = hop(response);
       if (step.next !== undefined || request.classify === undefined) return step;
       // The platform's rules, outside the transport's error handling: whatever they throw is theirs.
@@ -368,7 +421,7 @@ export class UpstreamClient {
     throw new UpstreamOutcome('transient', platform, `upstream unavailable: ${lastProblem}`);
   }
 
-  async #attempt(platform: string, origin: string, request: UpstreamRequest, signal: AbortSignal, remaining: number): Promise<UpstreamResponse> {
+  async #attempt(platform: string, origin: string, request: UpstreamRequest, signal: AbortSignal, remaining: number, proxy: Proxy | null): Promise<UpstreamResponse> {
     const headers: Record<string, string> = { ...(request.kind === 'page' ? PAGE_HEADERS : API_HEADERS), ...lowerCase(request.headers ?? {}) };
     // A new attempt means the previous answer of this call was discarded (retried or a redirect
     // followed): its bytes go back.
@@ -379,7 +432,8 @@ export class UpstreamClient {
     }
     const attemptDeadline = Date.now() + remaining;
     const attemptSignal = AbortSignal.any([signal, AbortSignal.timeout(remaining)]);
-    const response = await this.#pool(origin).request({
+    const response = await (proxy ? proxy.dispatcher : this.#pool(origin)).request({
+      origin,
       path: request.path,
       method: request.method ?? 'GET',
       headers,
