@@ -47,6 +47,7 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
     trustProxy: config.trustProxy,
     requestRecordsDays: config.requestRecordsDays,
   });
+  app.metrics.watchProxies(() => Object.fromEntries(Object.keys(PLATFORM_ORIGINS).map((platform) => [platform, client.proxyStates(platform)])));
   let address: string;
   try {
     address = await app.listen({ port: config.port, host: config.host });

@@ -89,6 +89,22 @@ export class Metrics {
     });
   }
 
+  /** Each proxy of each platform: 1 while benched (blocked or unreachable), 0 in use. Proxies by label, without credentials. */
+  watchProxies(states: () => Record<string, Record<string, number>>): void {
+    new Gauge({
+      name: 'api_upstream_proxy_benched',
+      help: 'Each proxy of each platform: 1 while benched after a block or a connection failure, 0 in use',
+      labelNames: ['platform', 'proxy'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [platform, proxies] of Object.entries(states())) {
+          for (const [proxy, until] of Object.entries(proxies)) this.set({ platform, proxy }, until > 0 ? 1 : 0);
+        }
+      },
+    });
+  }
+
   readonly requestRecordsDropped = new Counter({
     name: 'api_request_records_dropped_total',
     help: 'Request records dropped because the store could not take them before the buffer filled',
