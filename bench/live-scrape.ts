@@ -9,6 +9,9 @@
 //      the proxy's, at the same moderate load.
 //   3. 2,000 concurrent live scrapes of distinct targets with 200 ms upstream latency: all
 //      must succeed; peak memory of the service process.
+//   4. A pool of 4 local CONNECT proxies (bench/connect-proxies.ts) against direct requests, at a
+//      fixed 50 ms upstream latency: throughput and p99 of a service sending through the pool
+//      against one sending directly, alternated under the same load.
 // Usage: npm run bench:live [-- --platform linkpage-a|linkpage-b|shopfront|snapmsg --rounds 3
 //   --seconds 5 --connections 50 --targets 20000 --profile]
 // With --profile the service of phase 1 runs under `node --cpu-prof` and the top entries of
@@ -30,7 +33,7 @@ const { values } = parseArgs({
     targets: { type: 'string', default: '20000' },
     platform: { type: 'string', default: 'linkpage-a' },
     profile: { type: 'boolean', default: false },
-    phases: { type: 'string', default: '1,2,3' },
+    phases: { type: 'string', default: '1,2,3,4' },
     // Overhead is measured well below saturation, so that queueing does not count as overhead.
     'overhead-connections': { type: 'string', default: '4' },
   },
@@ -84,6 +87,8 @@ function child(script: string, env: Record<string, string>, nodeFlags: string[] 
 type Process = ReturnType<typeof child>;
 
 interface Servers {
+  /** The origins of the cheap upstream, as the service's environment. */
+  env: Record<string, string>;
   upstream: Process;
   service: Process & { url: string; key: string };
   proxy: Process & { url: string };
@@ -98,6 +103,7 @@ async function startServers(latencyMs: number, serviceFlags: string[] = []): Pro
   const serviceInfo = await service.next<{ service: string; key: string }>();
   const proxyInfo = await proxy.next<{ proxy: string }>();
   return {
+    env,
     upstream,
     service: { ...service, url: serviceInfo.service, key: serviceInfo.key },
     proxy: { ...proxy, url: proxyInfo.proxy },
@@ -245,5 +251,37 @@ if (phases.has('3')) {
     const { peakRss: peak } = await servers.service.ask<{ peakRss: number }>('peak');
     console.log(`   ${ok}/${concurrent} answered 200 in ${elapsed} ms; service process peak RSS ${(peak / 1048576).toFixed(0)} MiB (at rest ${(before / 1048576).toFixed(0)} MiB)`);
     await agent.close();
+  });
+}
+
+if (phases.has('4')) {
+  console.log(`4. a pool of 4 local proxies against direct requests, 50 ms upstream latency, ${rounds} rounds of ${seconds} s, alternated`);
+  await phase(50, async (servers) => {
+    const proxies = child('./connect-proxies.ts', { PROXIES: '4' });
+    const { proxies: urls } = await proxies.next<{ proxies: string[] }>();
+    const pooled = child('./live-servers.ts', { ...servers.env, UPSTREAM_PROXIES: urls.join(',') });
+    try {
+      const info = await pooled.next<{ service: string; key: string }>();
+      const direct = serviceRequest(servers);
+      const through = { url: info.service, headers: { 'x-api-key': info.key }, path: direct.path };
+      await load(through.url, through.headers, through.path, connections, 2);
+      const results: { direct: number[]; pooled: number[]; directP99: number[]; pooledP99: number[] } = { direct: [], pooled: [], directP99: [], pooledP99: [] };
+      for (let round = 0; round < rounds; round += 1) {
+        const d = await load(direct.url, direct.headers, direct.path, connections);
+        const p = await load(through.url, through.headers, through.path, connections);
+        const dl = await load(direct.url, direct.headers, direct.path, Number(values['overhead-connections']));
+        const pl = await load(through.url, through.headers, through.path, Number(values['overhead-connections']));
+        results.direct.push(d.rps);
+        results.pooled.push(p.rps);
+        results.directP99.push(dl.p99);
+        results.pooledP99.push(pl.p99);
+        console.log(`   round ${round + 1}: direct ${d.rps.toFixed(0)} req/s, p99 ${dl.p99} ms | through 4 proxies ${p.rps.toFixed(0)} req/s, p99 ${pl.p99} ms`);
+      }
+      console.log(
+        `   through the pool / direct: throughput ${(median(results.pooled) / median(results.direct)).toFixed(2)}x, p99 overhead ${(median(results.pooledP99) - median(results.directP99)).toFixed(1)} ms`,
+      );
+    } finally {
+      await Promise.all([pooled.stop(), proxies.stop()]);
+    }
   });
 }
