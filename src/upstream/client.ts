@@ -351,7 +351,12 @@ export class UpstreamClient {
       const remaining = deadline - Date.now();
       if (remaining < MIN_ATTEMPT_MS || signal.aborted) break;
       let proxy: Proxy | null = null;
-      if (proxies) {
+      const pinned = request.via !== undefined ? proxies?.byLabel(request.via) : undefined;
+      if (pinned) {
+        // Bound to the proxy it must use (a session's): never another one.
+        if (pinned.benchedUntil > Date.now()) throw new UpstreamOutcome('blocked', platform, `${pinned.label}, which this request is bound to, is benched`);
+        proxy = pinned;
+      } else if (proxies) {
         proxy = proxies.pick(failed, Date.now());
         if (proxy === null) throw new UpstreamOutcome('blocked', platform, `no proxy for ${platform} is usable now (${lastProblem})`);
       }
@@ -379,7 +384,7 @@ export class UpstreamClient {
             proxy.bench(Date.now());
             failed.add(proxy);
             lastProblem = `${proxy.label}: ${error.message}`;
-            if (failed.size <= PROXY_SWITCHES) continue;
+            if (failed.size <= PROXY_SWITCHES && !pinned) continue;
             throw new UpstreamOutcome('blocked', platform, `blocked through ${failed.size} proxies (last: ${lastProblem})`, { cause: error });
           }
           throw error;
@@ -398,7 +403,7 @@ export class UpstreamClient {
         const problem = transportProblem(error);
         if (problem === null) throw error;
         lastProblem = proxy ? `${proxy.label}: ${problem}` : problem;
-        if (proxy && failed.size < PROXY_SWITCHES && isProxyFailure(error)) {
+        if (proxy && !pinned && failed.size < PROXY_SWITCHES && isProxyFailure(error)) {
           // The proxy could not be reached or refused the tunnel: benched, another one is tried.
           proxy.bench(Date.now());
           failed.add(proxy);
@@ -451,10 +456,10 @@ export class UpstreamClient {
       // Redirects, 429s, and server errors in which the platform looks for no block: the body
       // is not needed.
       await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
-      return { status: response.statusCode, headers: responseHeaders, body: '', path: request.path };
+      return { status: response.statusCode, headers: responseHeaders, body: '', path: request.path, ...(proxy ? { via: proxy.label } : {}) };
     }
     const body = await this.#readBody(platform, response.body, responseHeaders['content-encoding'], responseHeaders['content-length'], charge, attemptSignal, attemptDeadline);
-    return { status: response.statusCode, headers: responseHeaders, body, path: request.path };
+    return { status: response.statusCode, headers: responseHeaders, body, path: request.path, ...(proxy ? { via: proxy.label } : {}) };
   }
 
   /**

@@ -100,6 +100,10 @@ export class ProxyPool {
     return null;
   }
 
+  byLabel(label: string): Proxy | undefined {
+    return this.proxies.find((proxy) => proxy.label === label);
+  }
+
   /** When the first benched proxy comes back (epoch ms); 0 when none is benched. */
   nextBack(now: number): number {
     const benched = this.proxies.map((proxy) => proxy.benchedUntil).filter((until) => until > now);

@@ -42,6 +42,12 @@ export interface UpstreamRequest {
    * When given, the bodies of 5xx answers are read (within the size cap) for it to look at.
    */
   block?: (response: UpstreamResponse) => string | null;
+  /**
+   * The proxy (its label, from `UpstreamResponse.via`) this request must go through, e.g. the one
+   * a session was obtained through. When that proxy is benched, or the platform blocks it, the
+   * request ends blocked: it never moves on to another proxy.
+   */
+  via?: string;
 }
 
 export interface UpstreamResponse {
@@ -58,6 +64,8 @@ export interface UpstreamResponse {
    * followed). `status` is then the 3xx status. Each platform says what that means.
    */
   offPlatformLocation?: string;
+  /** The proxy the answer came through (`scheme://host:port`), when the platform has proxies. */
+  via?: string;
 }
 
 /**

@@ -118,6 +118,34 @@ test('a proxy that cannot be reached is benched and another takes the request; c
   assert.deepEqual(seen, ['127.0.0.6']);
 });
 
+test('a request bound to a proxy (a session\'s) goes through it alone; blocked there, or benched, it ends blocked without moving on', async (t) => {
+  const blocked = new Set<string>();
+  const { origin, seen } = await platform(t, blocked);
+  const a = await proxy(t, '127.0.0.7');
+  const b = await proxy(t, '127.0.0.8');
+  const c = client(t, origin, `http://127.0.0.1:${a.port},http://127.0.0.1:${b.port}`);
+  const labelB = `http://127.0.0.1:${b.port}`;
+  const first = await get(c);
+  assert.equal(first.via, `http://127.0.0.1:${a.port}`, 'the answer names the proxy it came through');
+  const bound = (via: string) => c.bind('shop', new AbortController().signal, Date.now() + 5_000)({ path: '/', kind: 'page', via });
+  for (let i = 0; i < 3; i++) assert.equal((await bound(labelB)).body, 'hello 127.0.0.8');
+  blocked.add('127.0.0.8');
+  const count = seen.length;
+  const error = await bound(labelB).then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  assert.ok(isUpstreamOutcome(error) && error.kind === 'blocked');
+  assert.equal(seen.length, count + 1, 'not moved on to A');
+  const benched = await bound(labelB).then(
+    () => null,
+    (caught: unknown) => caught as Error,
+  );
+  assert.match(String(benched?.message), /which this request is bound to, is benched/);
+  assert.equal(seen.length, count + 1, 'no request while benched');
+  assert.equal((await get(c)).body, 'hello 127.0.0.7', 'unbound requests use the others');
+});
+
 test('proxy lists: comma-separated or @file, http, https and socks5 with a port; bad entries named without credentials', () => {
   assert.deepEqual(parseProxies('UPSTREAM_PROXIES', 'http://u:p@10.0.0.1:3128, socks5://10.0.0.2:1080'), [
     { url: 'http://u:p@10.0.0.1:3128/', label: 'http://10.0.0.1:3128' },

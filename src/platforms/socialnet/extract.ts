@@ -49,7 +49,8 @@ function loadHome({ upstream }: SessionContext, now: number): Promise<SocialnetS
     checkRedirect(response);
     if (response.status !== 200) throw new UpstreamOutcome('blocked', PLATFORM, `home page answered HTTP ${response.status}`);
     const page = scanPage(response.body);
-    return homeSession(readPageSession(page, readBlocks(page.blocks)), now);
+    const session = homeSession(readPageSession(page, readBlocks(page.blocks)), now);
+    return response.via ? { ...session, via: response.via } : session;
   });
 }
 
@@ -84,7 +85,8 @@ export function createSocialnetExtractors(options: SocialnetExtractorOptions = {
   const page = async (context: ExtractContext, path: string, needs: readonly PreloaderKind[]): Promise<PageResult> => {
     const result = await loadPage(context.upstream, path, needs);
     if (result.kind === 'content') {
-      const session = sessionFromPage(readPageSession(result.page, result.sjs), now());
+      const found = sessionFromPage(readPageSession(result.page, result.sjs), now());
+      const session = found && result.via ? { ...found, via: result.via } : found;
       // Keeping it is an optimisation: a store that fails here must not fail the request.
       if (session !== null) await sessions.offer(session, context).catch((error: unknown) => context.log.warn({ err: error }, 'socialnet session not stored'));
     }

@@ -65,6 +65,8 @@ export function graphqlRequest(session: SocialnetSession, name: QueryName, varia
       ['server_timestamps', 'true'],
       ['doc_id', session.docIds[name]],
     ]).toString(),
+    // A session is the proxy's it was obtained through (README.md of the core: proxy pools).
+    ...(session.via ? { via: session.via } : {}),
   };
 }
 
@@ -175,13 +177,22 @@ export interface QueryOptions {
 /**
  * Sends one query with the shared session, its answer judged inside the client's retry loop
  * (a transient answer is asked again). A stale-session error (1357004, 1675030) discards that
- * session, gets a new one and retries once; the same error again is a block.
+ * session, gets a new one and retries once; the same error again is a block. A session bound to
+ * a proxy that is blocked or benched is replaced likewise, once.
  */
 export async function runQuery(sessions: Sessions, context: SessionContext, query: QueryOptions): Promise<[Node, ...Node[]]> {
   let session = await sessions.get(context);
   for (let attempt = 0; ; attempt += 1) {
     const request = graphqlRequest(session, query.name, query.variables, query.origin);
-    const answer = await fetchAndRead(context.upstream, request, (response) => readGraphqlResponse(response, query.framing));
+    let answer: GraphqlAnswer;
+    try {
+      answer = await fetchAndRead(context.upstream, request, (response) => readGraphqlResponse(response, query.framing));
+    } catch (error) {
+      // The session's proxy is blocked or benched: a new session, through another proxy, once.
+      if (!(error instanceof UpstreamOutcome && error.kind === 'blocked' && session.via !== undefined && attempt === 0)) throw error;
+      session = await sessions.refresh(session, context);
+      continue;
+    }
     if (!answer.stale) return answer.documents;
     if (attempt > 0) {
       throw new UpstreamOutcome('blocked', PLATFORM, `GraphQL refused a fresh session (${answer.code} ${answer.message})`);

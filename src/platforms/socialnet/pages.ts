@@ -50,7 +50,7 @@ export function checkRedirect(response: UpstreamResponse): void {
 const LOGIN_WALL_TITLE = 'socialnet - log in or sign up';
 
 export type PageResult =
-  | { kind: 'content'; page: ScannedPage; sjs: SjsContent; results: Map<PreloaderKind, Node> }
+  | { kind: 'content'; page: ScannedPage; sjs: SjsContent; results: Map<PreloaderKind, Node>; via?: string }
   | { kind: 'gated'; page: ScannedPage; reason: string | null };
 
 /**
@@ -81,7 +81,7 @@ export function readPage(response: UpstreamResponse, path: string, needs: readon
   if (results.has('header')) {
     const missing = needs.find((kind) => !results.has(kind));
     if (missing !== undefined) throw unrecognised(`${path} has no ${PRELOADERS[missing]}… preloader`);
-    return { kind: 'content', page, sjs, results };
+    return { kind: 'content', page, sjs, results, ...(response.via ? { via: response.via } : {}) };
   }
   if (page.title === LOGIN_WALL_TITLE || page.markers.has('login_form')) throw blocked(`login wall instead of ${path}`);
   throw unrecognised(`${path} has no ${PRELOADERS.header}… preloader`);

@@ -34,6 +34,11 @@ export interface SocialnetSession {
   docIds: Record<QueryName, string>;
   /** When the page that carried it was received (epoch ms). */
   obtainedAt: number;
+  /**
+   * The proxy the page that carried it came through (UpstreamResponse.via): the session's
+   * queries go through it alone. Absent without proxies.
+   */
+  via?: string;
 }
 
 /** Where the shared session lives. Values must survive a JSON round trip. */
