@@ -1,6 +1,7 @@
 // `npm run sandbox`: the sandbox upstream on its own, configured by environment.
 import { pathToFileURL } from 'node:url';
-import { startSandbox } from './server.ts';
+import { startSandbox, type SandboxOptions } from './server.ts';
+import { platforms } from './platforms/index.ts';
 import { stopOnSignals } from '../src/lifecycle.ts';
 
 const number = (name: string, fallback: number): number => {
@@ -11,8 +12,24 @@ const number = (name: string, fallback: number): number => {
   return value;
 };
 
-export function sandboxOptionsFromEnv() {
+/** SANDBOX_OUTAGES: `platform:upMs:downMs`, comma-separated, e.g. `shopfront:20000:10000`. */
+function outages(raw: string | undefined): SandboxOptions['outages'] {
+  const result: NonNullable<SandboxOptions['outages']> = {};
+  const names = platforms.map((platform) => platform.name) as string[];
+  for (const entry of (raw ?? '').split(',').map((part) => part.trim()).filter(Boolean)) {
+    const [name, up, down] = entry.split(':');
+    if (!name || !names.includes(name) || !/^\d+$/.test(up ?? '') || !/^\d+$/.test(down ?? '') || Number(up) + Number(down) === 0) {
+      throw new Error(`SANDBOX_OUTAGES must list platform:upMs:downMs (platforms: ${names.join(', ')}), got "${entry}"`);
+    }
+    result[name as keyof typeof result] = { upMs: Number(up), downMs: Number(down) };
+  }
+  return result;
+}
+
+export function sandboxOptionsFromEnv(): SandboxOptions {
   return {
+    blockedAddresses: (process.env.SANDBOX_BLOCKED_ADDRESSES ?? '').split(',').map((address) => address.trim()).filter(Boolean),
+    outages: outages(process.env.SANDBOX_OUTAGES),
     seed: process.env.SANDBOX_SEED || 'sandbox',
     host: process.env.SANDBOX_HOST || '127.0.0.1',
     portBase: number('SANDBOX_PORT_BASE', 4101),

@@ -22,6 +22,23 @@ export interface SandboxOptions {
   maxBodyBytes?: number;
   /** Told of every answer (for tests that check what the upstream served). */
   observe?: (served: ServedAnswer) => void;
+  /** Client addresses every platform blocks (429), as a real one blocks an IP: e.g. one proxy's. */
+  blockedAddresses?: readonly string[];
+  /** Platforms that go down (503 to everything) for `downMs` after every `upMs` up, from the start. */
+  outages?: Partial<Record<SandboxPlatform['name'], { upMs: number; downMs: number }>>;
+}
+
+/** What a test or an operator changes in a running sandbox. */
+export interface SandboxControl {
+  /** Blocks (429) or unblocks a client address on every platform. */
+  block(address: string, blocked?: boolean): void;
+  /** Takes a platform down (503 to everything) or brings it back, whatever its outage schedule. */
+  down(platform: SandboxPlatform['name'], down?: boolean): void;
+  /**
+   * Serves a platform's pages in a new layout that the contract does not describe, as a platform
+   * that changed its pages does (their mappings then fail as unrecognised), or the old one again.
+   */
+  changed(platform: SandboxPlatform['name'], changed?: boolean): void;
 }
 
 /** One answer of the sandbox: status 0 is a reset connection; `bytes` is the body before compression. */
@@ -39,7 +56,20 @@ export interface RunningSandbox {
   origins: Record<SandboxPlatform['name'], string>;
   /** The environment variables that point the service at this sandbox. */
   env: Record<string, string>;
+  control: SandboxControl;
   close(): Promise<void>;
+}
+
+/** A page of the new layout: well-formed, but nothing in it is where the contract says. */
+const CHANGED_HTML = '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Welcome</title></head><body><div id="app-root" data-layout="2027"><main class="feed-v2"></main></div><script src="/static/app.v2.js"></script></body></html>';
+const CHANGED_JSON = JSON.stringify({ apiVersion: 2, result: { items: [], cursor: null } });
+
+/** A sandbox's state that `SandboxControl` changes. */
+interface Conditions {
+  blocked: Set<string>;
+  down: Map<string, boolean>;
+  changed: Set<string>;
+  startedAt: number;
 }
 
 const ENV_OF: Record<SandboxPlatform['name'], string> = {
@@ -75,11 +105,32 @@ function encode(body: Buffer, accept: string, path: string): { body: Buffer; enc
   return { body };
 }
 
-function serve(platform: SandboxPlatform, options: Settings): Server {
+function isDown(platform: SandboxPlatform['name'], options: Settings, conditions: Conditions): boolean {
+  const forced = conditions.down.get(platform);
+  if (forced !== undefined) return forced;
+  const outage = options.outages[platform];
+  if (!outage) return false;
+  return (Date.now() - conditions.startedAt) % (outage.upMs + outage.downMs) >= outage.upMs;
+}
+
+function serve(platform: SandboxPlatform, options: Settings, conditions: Conditions): Server {
   const attempts = new Map<string, number>();
   let served = 0;
   return createServer(async (incoming: IncomingMessage, outgoing: ServerResponse) => {
     try {
+      const from = String(incoming.socket.remoteAddress).replace(/^::ffff:/, '');
+      const at = (status: number, bytes: number) =>
+        options.observe?.({ platform: platform.name, method: incoming.method ?? 'GET', path: incoming.url ?? '/', status, bytes });
+      if (conditions.blocked.has(from)) {
+        at(429, 0);
+        outgoing.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '60' }).end();
+        return;
+      }
+      if (isDown(platform.name, options, conditions)) {
+        at(503, 19);
+        outgoing.writeHead(503, { 'content-type': 'text/plain' }).end('Service Unavailable');
+        return;
+      }
       const url = new URL(incoming.url ?? '/', 'http://sandbox.invalid');
       const body = await readBody(incoming, options.maxBodyBytes);
       if (body === null) {
@@ -116,6 +167,10 @@ function serve(platform: SandboxPlatform, options: Settings): Server {
         return;
       }
       if (response.delayMs) await sleep(response.delayMs);
+      if (conditions.changed.has(platform.name) && response.status === 200) {
+        const json = /json/.test(response.headers?.['content-type'] ?? '');
+        response.body = json ? CHANGED_JSON : CHANGED_HTML;
+      }
       const raw = typeof response.body === 'string' ? Buffer.from(response.body) : response.body;
       options.observe?.({ ...where, status: response.status, bytes: raw.length });
       const { body: payload, encoding } = encode(raw, headers['accept-encoding'] ?? '', url.pathname);
@@ -141,6 +196,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     slowMs: options.slowMs ?? 3_000,
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     observe: options.observe,
+    blockedAddresses: options.blockedAddresses ?? [],
+    outages: options.outages ?? {},
+  };
+  const conditions: Conditions = { blocked: new Set(settings.blockedAddresses), down: new Map(), changed: new Set(), startedAt: Date.now() };
+  const control: SandboxControl = {
+    block: (address, blocked = true) => void (blocked ? conditions.blocked.add(address) : conditions.blocked.delete(address)),
+    down: (platform, down = true) => void conditions.down.set(platform, down),
+    changed: (platform, changed = true) => void (changed ? conditions.changed.add(platform) : conditions.changed.delete(platform)),
   };
   const servers: Server[] = [];
   const origins = {} as Record<SandboxPlatform['name'], string>;
@@ -157,7 +220,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     );
   };
   for (const [index, platform] of platforms.entries()) {
-    const server = serve(platform, settings);
+    const server = serve(platform, settings, conditions);
     server.keepAliveTimeout = 10_000;
     const port = settings.portBase === 0 ? 0 : settings.portBase + index;
     try {
@@ -175,5 +238,5 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     origins[platform.name] = `http://${settings.host}:${bound}`;
     env[ENV_OF[platform.name]] = origins[platform.name];
   }
-  return { origins, env, close };
+  return { origins, env, control, close };
 }

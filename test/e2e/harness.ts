@@ -1,5 +1,6 @@
 // End-to-end: the service, with its real upstream client and extractors, over real HTTP
 // against the sandbox upstream running on local ports.
+import type { BreakerSettings } from '../../src/server/breakers.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,6 +41,8 @@ export interface E2eOptions {
   credits?: number;
   /** Environment overrides after the sandbox's, e.g. another origin for one platform. */
   env?: Record<string, string>;
+  /** The platforms' circuit breakers; the production defaults otherwise. */
+  breaker?: BreakerSettings;
 }
 
 export async function startE2e(options: E2eOptions = {}): Promise<E2e> {
@@ -54,6 +57,7 @@ export async function startE2e(options: E2eOptions = {}): Promise<E2e> {
     cursorSecret: config.cursorSecret,
     upstream: (platform, signal, deadline) => client.bind(platform, signal, deadline),
     requestBudgetMs: options.requestBudgetMs ?? 5_000,
+    breaker: options.breaker,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;

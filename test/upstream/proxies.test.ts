@@ -4,12 +4,13 @@
 // the client reports. The proxies are local CONNECT proxies, each leaving from its own loopback
 // address (127.0.0.x), so the platform can tell them apart as a real one tells IPs apart.
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { UpstreamClient } from '../../src/upstream/client.ts';
 import { isUpstreamOutcome } from '../../src/upstream/outcomes.ts';
 import { parseProxies } from '../../src/upstream/proxies.ts';
+import { connectProxy } from '../support/proxies.ts';
 
 async function listen(server: Server, t: TestContext): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -18,33 +19,6 @@ async function listen(server: Server, t: TestContext): Promise<number> {
     return new Promise<void>((resolve) => server.close(() => resolve()));
   });
   return (server.address() as AddressInfo).port;
-}
-
-/** A CONNECT proxy whose outgoing connections leave from `leaveFrom`; with `auth`, it wants Basic credentials. */
-async function proxy(t: TestContext, leaveFrom: string, auth?: string): Promise<{ port: number; tunnels: () => number }> {
-  let tunnels = 0;
-  const server = createServer((_request, response) => response.writeHead(405).end());
-  const sockets = new Set<Socket>();
-  server.on('connect', (request: IncomingMessage, client: Socket, head: Buffer) => {
-    if (auth && request.headers['proxy-authorization'] !== `Basic ${Buffer.from(auth).toString('base64')}`) {
-      client.end('HTTP/1.1 407 Proxy Authentication Required\r\n\r\n');
-      return;
-    }
-    const [host, port] = String(request.url).split(':');
-    const upstream = connect({ host, port: Number(port), localAddress: leaveFrom }, () => {
-      tunnels += 1;
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      upstream.write(head);
-      upstream.pipe(client).pipe(upstream);
-    });
-    sockets.add(client).add(upstream);
-    upstream.on('error', () => client.destroy());
-    client.on('error', () => upstream.destroy());
-  });
-  t.after(() => {
-    for (const socket of sockets) socket.destroy();
-  });
-  return { port: await listen(server, t), tunnels: () => tunnels };
 }
 
 /** The platform: 429 for requests from a blocked address, 200 naming the address otherwise. */
@@ -74,8 +48,8 @@ const get = (c: UpstreamClient, path = '/') => c.bind('shop', new AbortControlle
 test('requests take the proxies in turn; a blocked one is benched and the request moves on; the bench ends', async (t) => {
   const blocked = new Set(['127.0.0.2']);
   const { origin, seen } = await platform(t, blocked);
-  const a = await proxy(t, '127.0.0.2');
-  const b = await proxy(t, '127.0.0.3');
+  const a = await connectProxy(t, '127.0.0.2');
+  const b = await connectProxy(t, '127.0.0.3');
   const c = client(t, origin, `http://127.0.0.1:${a.port},http://127.0.0.1:${b.port}`);
   const first = await get(c);
   assert.equal(first.body, 'hello 127.0.0.3', 'blocked through A, answered through B');
@@ -88,7 +62,7 @@ test('requests take the proxies in turn; a blocked one is benched and the reques
 test('a block through every proxy ends the request as blocked after at most three, naming proxies without their credentials', async (t) => {
   const blocked = new Set(['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5']);
   const { origin, seen } = await platform(t, blocked);
-  const proxies = await Promise.all(['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'].map((address) => proxy(t, address, 'user:s3cret-pass')));
+  const proxies = await Promise.all(['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'].map((address) => connectProxy(t, address, 'user:s3cret-pass')));
   const c = client(t, origin, proxies.map((p) => `http://user:s3cret-pass@127.0.0.1:${p.port}`).join(','));
   const error = await get(c).then(
     () => assert.fail('blocked'),
@@ -110,7 +84,7 @@ test('a proxy that cannot be reached is benched and another takes the request; c
   const dead = createServer();
   const deadPort = await listen(dead, t);
   await new Promise<void>((resolve) => dead.close(() => resolve()));
-  const alive = await proxy(t, '127.0.0.6', 'ann:pw');
+  const alive = await connectProxy(t, '127.0.0.6', 'ann:pw');
   const c = client(t, origin, `http://127.0.0.1:${deadPort},http://ann:pw@127.0.0.1:${alive.port}`);
   assert.equal((await get(c)).body, 'hello 127.0.0.6');
   assert.equal(alive.tunnels(), 1);
@@ -121,8 +95,8 @@ test('a proxy that cannot be reached is benched and another takes the request; c
 test('a request bound to a proxy (a session\'s) goes through it alone; blocked there, or benched, it ends blocked without moving on', async (t) => {
   const blocked = new Set<string>();
   const { origin, seen } = await platform(t, blocked);
-  const a = await proxy(t, '127.0.0.7');
-  const b = await proxy(t, '127.0.0.8');
+  const a = await connectProxy(t, '127.0.0.7');
+  const b = await connectProxy(t, '127.0.0.8');
   const c = client(t, origin, `http://127.0.0.1:${a.port},http://127.0.0.1:${b.port}`);
   const labelB = `http://127.0.0.1:${b.port}`;
   const first = await get(c);
