@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { UpstreamClient } from '../../src/upstream/client.ts';
 import { isUpstreamOutcome } from '../../src/upstream/outcomes.ts';
-import { parseProxies } from '../../src/upstream/proxies.ts';
-import { connectProxy } from '../support/proxies.ts';
+import { parseProxies, ProxyPool } from '../../src/upstream/proxies.ts';
+import { connectProxy, socksProxy } from '../support/proxies.ts';
 
 async function listen(server: Server, t: TestContext): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -118,6 +118,36 @@ test('a request bound to a proxy (a session\'s) goes through it alone; blocked t
   assert.match(String(benched?.message), /which this request is bound to, is benched/);
   assert.equal(seen.length, count + 1, 'no request while benched');
   assert.equal((await get(c)).body, 'hello 127.0.0.7', 'unbound requests use the others');
+});
+
+test('socks5 proxies, with credentials, in the same pool: a blocked one benched, another takes the request', async (t) => {
+  const { origin, seen } = await platform(t, new Set(['127.0.0.31']));
+  const a = await socksProxy(t, '127.0.0.31', { user: 'sam', password: 'p4ss' });
+  const b = await socksProxy(t, '127.0.0.32', { user: 'sam', password: 'p4ss' });
+  const c = client(t, origin, `socks5://sam:p4ss@127.0.0.1:${a.port},socks5://sam:p4ss@127.0.0.1:${b.port}`);
+  const answer = await get(c);
+  assert.equal(answer.body, 'hello 127.0.0.32');
+  assert.equal(answer.via, `socks5://127.0.0.1:${b.port}`);
+  assert.deepEqual(seen, ['127.0.0.31', '127.0.0.32']);
+  assert.equal((await get(c)).body, 'hello 127.0.0.32');
+});
+
+test('a benched proxy comes back when its bench ends; the bench grows with failures in a row and a success resets it', () => {
+  const pool = new ProxyPool(parseProxies('P', 'http://10.0.0.1:1,http://10.0.0.2:2'), 1);
+  const [a, b] = pool.proxies as [(typeof pool.proxies)[number], (typeof pool.proxies)[number]];
+  const t0 = 1_000_000;
+  assert.equal(pool.pick(new Set(), t0), a);
+  assert.equal(pool.pick(new Set(), t0), b, 'in turn');
+  assert.deepEqual([a.bench(t0), a.bench(t0), a.bench(t0)], [5_000, 10_000, 20_000]);
+  assert.equal(pool.pick(new Set(), t0 + 1_000), b);
+  assert.equal(pool.pick(new Set(), t0 + 1_000), b, 'a is benched');
+  assert.equal(pool.nextBack(t0 + 1_000), t0 + 20_000);
+  assert.equal(pool.pick(new Set([b]), t0 + 1_000), null, 'none left');
+  assert.equal(pool.pick(new Set([b]), t0 + 20_000), a, 'back when the bench ends');
+  a.succeeded();
+  assert.equal(a.bench(t0), 5_000, 'a success reset the growth');
+  for (let i = 0; i < 20; i++) a.bench(t0);
+  assert.equal(a.benchedUntil, t0 + 5 * 60_000, 'at most 5 minutes');
 });
 
 test('proxy lists: comma-separated or @file, http, https and socks5 with a port; bad entries named without credentials', () => {
