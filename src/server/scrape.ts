@@ -133,13 +133,7 @@ export class ScrapeService {
       this.#metrics.cacheLookups.inc({ endpoint: endpoint.id, result: hit ? 'hit' : 'miss' });
       if (hit) {
         outcome.cached = true;
-        send(reply, entry.bytes, {
-          requestId: request.id,
-          creditsCharged: 0,
-          creditsRemaining: caller.team.credits,
-          cached: true,
-          cachedAt: new Date(entry.storedAt).toISOString(),
-        });
+        sendCached(reply, request, caller, entry);
         return;
       }
     }
@@ -163,14 +157,7 @@ export class ScrapeService {
       this.#metrics.staleServed.inc({ endpoint: endpoint.id });
       outcome.cached = true;
       outcome.creditsCharged = 0;
-      send(reply, entry.bytes, {
-        requestId: request.id,
-        creditsCharged: 0,
-        creditsRemaining: caller.team.credits,
-        cached: true,
-        cachedAt: new Date(entry.storedAt).toISOString(),
-        stale: true,
-      });
+      sendCached(reply, request, caller, entry, { stale: true });
       return true;
     };
 
@@ -448,6 +435,18 @@ interface Meta {
 const DATA_OPEN = Buffer.from('{"data":');
 
 /** The success envelope, composed around the already serialised and encoded `data`. */
+/** A cached result, free; `stale` when it stands in for a failed live scrape. */
+function sendCached(reply: FastifyReply, request: FastifyRequest, caller: Caller, entry: CachedEntry, extra: { stale?: true } = {}): void {
+  send(reply, entry.bytes, {
+    requestId: request.id,
+    creditsCharged: 0,
+    creditsRemaining: caller.team.credits,
+    cached: true,
+    cachedAt: new Date(entry.storedAt).toISOString(),
+    ...extra,
+  });
+}
+
 function send(reply: FastifyReply, data: Buffer, meta: Meta): void {
   const tail = Buffer.from(`,"meta":${JSON.stringify(meta)}}`);
   reply
