@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { Breakers, DEFAULT_BREAKER, type BreakerSettings } from './breakers.ts';
 import { statusPlugin } from './plugins/status.ts';
 import { dashboardPlugin } from '../dashboard/plugin.ts';
+import { mcpPlugin } from '../mcp/plugin.ts';
 import { errorsPlugin } from './plugins/errors.ts';
 import { INTERNAL_CALLER } from './plugins/auth.ts';
 import { healthPlugin } from './plugins/health.ts';
@@ -116,7 +117,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   // First: routes keep the error handler of the moment they are added.
-  await app.register(errorsPlugin, { formsUnder: '/dashboard' });
+  await app.register(errorsPlugin, { bodiesUnder: ['/dashboard', '/mcp'] });
   await app.register(metricsPlugin, { metricsToken: options.metricsToken });
   await app.register(openApiPlugin, { endpoints: options.endpoints, publicBaseUrl: options.publicBaseUrl });
   await app.register(healthPlugin, { stores });
@@ -156,6 +157,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     keyUseFlushMs: options.keyUseFlushMs ?? 5_000,
     internalSecret,
   });
+  await app.register(mcpPlugin, { stores, endpoints: options.endpoints, version: '1.0.0' });
   await app.register(dashboardPlugin, {
     prefix: '/dashboard',
     stores,

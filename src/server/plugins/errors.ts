@@ -20,12 +20,12 @@ function asApiError(error: unknown, request: FastifyRequest): ApiError {
 }
 
 export interface ErrorsOptions {
-  /** Paths under this prefix take forms (POST with a body); everything else is GET only. */
-  formsUnder?: string;
+  /** Paths under these prefixes take bodies (the dashboard's forms, MCP's POSTs); everything else is GET only. */
+  bodiesUnder?: readonly string[];
 }
 
-const errors: FastifyPluginCallback<ErrorsOptions> = (app, { formsUnder }, done) => {
-  const takesForms = (url: string) => formsUnder !== undefined && (url === formsUnder || url.startsWith(`${formsUnder}/`) || url.startsWith(`${formsUnder}?`));
+const errors: FastifyPluginCallback<ErrorsOptions> = (app, { bodiesUnder = [] }, done) => {
+  const takesForms = (url: string) => bodiesUnder.some((prefix) => url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`));
   // While the app closes, new requests are refused with a 503 envelope, and a connection whose
   // response has just finished is closed as well: Fastify only reaps connections idle when
   // close() begins, so a keep-alive client of a request in flight would hold close() (and
@@ -63,7 +63,7 @@ const errors: FastifyPluginCallback<ErrorsOptions> = (app, { formsUnder }, done)
       hookDone(new ApiError('SERVICE_UNAVAILABLE', 'The service is restarting; retry shortly.', { headers: { 'retry-after': '5' } }));
       return;
     }
-    // The dashboard's forms are read (bounded by their routes); no other route reads a body.
+    // The dashboard's forms and MCP's messages are read (bounded by their routes); no other route reads a body.
     if (takesForms(request.url)) {
       hookDone();
       return;

@@ -11,7 +11,7 @@ import { DateTime, Obj } from '../../endpoints/schemas/common.ts';
 import { JSON_TYPE } from '../errors.ts';
 import { fullQuerySchema } from '../query.ts';
 
-const Meta = Obj({
+export const Meta = Obj({
   requestId: Type.String({ description: 'Request identifier, prefix `req_`; also the `x-request-id` header.' }),
   creditsCharged: Type.Integer({ description: '1 on a live scrape, 0 on a cache hit (and on a live scrape whose credit was already refunded as abandoned).' }),
   creditsRemaining: Type.Integer({ description: 'Balance right after this request.' }),

@@ -1,0 +1,129 @@
+// The endpoints as tools for AI agents: a Model Context Protocol server at /mcp (Streamable
+// HTTP, stateless), on the official SDK. One tool per scraping endpoint, generated from its
+// declaration (input schema from its query schema, output schema from its data schema), plus
+// `get_account`. A call is the endpoint's own GET, run in-process with the caller's key: the
+// same authentication, rate limit, cache and credits, charged the same, and recorded.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { Type, type TObject } from 'typebox';
+import { accountEndpoints } from '../account/endpoints.ts';
+import type { ApiEndpoint, EndpointDeclaration } from '../endpoints/types.ts';
+import { ApiError, sendError } from '../server/errors.ts';
+import { hashKey, looksLikeKey } from '../server/keys.ts';
+import { Meta } from '../server/plugins/openapi.ts';
+import { fullQuerySchema } from '../server/query.ts';
+import type { Stores } from '../store/types.ts';
+
+/** A JSON-RPC message or batch: small. */
+const BODY_LIMIT = 64 * 1024;
+
+export interface McpOptions {
+  stores: Stores;
+  endpoints: readonly EndpointDeclaration[];
+  version: string;
+}
+
+interface ToolOf {
+  tool: Tool;
+  endpoint: ApiEndpoint;
+}
+
+/** `socialnet.profile.posts` → `socialnet_profile_posts`. */
+const toolName = (id: string): string => id.replace(/[.-]/g, '_');
+
+const plain = (schema: TObject): Record<string, unknown> => JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+
+function tools(endpoints: readonly EndpointDeclaration[]): Map<string, ToolOf> {
+  const account = accountEndpoints.find((endpoint) => endpoint.id === 'account') as ApiEndpoint;
+  const entries: [string, ApiEndpoint, TObject, string][] = [
+    ...endpoints.map((endpoint): [string, ApiEndpoint, TObject, string] => [
+      toolName(endpoint.id),
+      endpoint,
+      fullQuerySchema(endpoint),
+      `${endpoint.summary}. ${endpoint.description} A live scrape costs 1 credit; a cached result (cache_max_age) costs none.`,
+    ]),
+    ['get_account', account, account.query, `${account.summary}. ${account.description}`],
+  ];
+  return new Map(
+    entries.map(([name, endpoint, query, description]) => [
+      name,
+      {
+        endpoint,
+        tool: {
+          name,
+          title: `GET ${endpoint.path}`,
+          description,
+          inputSchema: { ...plain(query), type: 'object' } as Tool['inputSchema'],
+          outputSchema: { ...plain(Type.Object({ data: endpoint.data, meta: Meta }, { additionalProperties: false })), type: 'object' } as Tool['outputSchema'],
+        },
+      },
+    ]),
+  );
+}
+
+/** The key the MCP request presents, as the API takes it: `x-api-key` or Bearer. */
+function keyOf(request: FastifyRequest): string | null {
+  const header = request.headers['x-api-key'];
+  if (typeof header === 'string' && header.trim() !== '') return header.trim();
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+  return match?.[1] ?? null;
+}
+
+const mcp: FastifyPluginAsync<McpOptions> = async (app, { stores, endpoints, version }) => {
+  const byName = tools(endpoints);
+
+  app.post('/mcp', { bodyLimit: BODY_LIMIT, schema: { hide: true } }, async (request, reply) => {
+    // The key is checked here (without counting a request) so that no one lists tools without
+    // one; each call then goes through the API's own authentication and limits.
+    const key = keyOf(request);
+    if (key === null || !looksLikeKey(key) || (await stores.accounts.findActiveKey(hashKey(key))) === null) {
+      throw new ApiError('UNAUTHORIZED', 'An API key is required: send it in the x-api-key header or as Authorization: Bearer <key>.');
+    }
+    const server = new Server({ name: 'pagescrape', version }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...byName.values()].map((entry) => entry.tool) }));
+    server.setRequestHandler(CallToolRequestSchema, async (call): Promise<CallToolResult> => {
+      const found = byName.get(call.params.name);
+      if (!found) return { isError: true, content: [{ type: 'text', text: `No tool ${call.params.name}.` }] };
+      const query = new URLSearchParams();
+      for (const [name, value] of Object.entries(call.params.arguments ?? {})) {
+        if (value !== undefined && value !== null) query.set(name, String(value));
+      }
+      const answer = await app.inject({
+        method: 'GET',
+        url: `${found.endpoint.path}${query.size > 0 ? `?${query.toString()}` : ''}`,
+        headers: { 'x-api-key': key },
+      });
+      const body = answer.json() as Record<string, unknown> & { error?: { code: string; message: string; requestId: string } };
+      if (answer.statusCode === 200) return { content: [{ type: 'text', text: answer.body }], structuredContent: body };
+      const error = body.error;
+      return {
+        isError: true,
+        content: [{ type: 'text', text: error ? `${error.code} (HTTP ${answer.statusCode}): ${error.message} Request id ${error.requestId}.` : `HTTP ${answer.statusCode}` }],
+        _meta: { status: answer.statusCode, ...(error ? { code: error.code, requestId: error.requestId } : {}) },
+      };
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    reply.hijack();
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+  });
+
+  // Stateless: no stream to open, no session to end.
+  for (const method of ['GET', 'DELETE'] as const) {
+    app.route({
+      method,
+      url: '/mcp',
+      schema: { hide: true },
+      handler: (request, reply) =>
+        sendError(reply.header('allow', 'POST'), new ApiError('METHOD_NOT_ALLOWED', `Method ${method} is not allowed here; MCP clients POST to /mcp (stateless Streamable HTTP).`), request.id),
+    });
+  }
+};
+
+export const mcpPlugin = mcp;

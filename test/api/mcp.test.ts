@@ -1,0 +1,106 @@
+// The MCP server at /mcp, driven by the official SDK's own client over Streamable HTTP: the
+// tools generated from the declarations, and calls that go the API's own way (auth, rate limit,
+// cache, credits) and come back as structured content or as tool errors with code and request id.
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { endpoints } from '../../src/endpoints/index.ts';
+import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
+import { defaultScript, startHarness, type Harness } from './harness.ts';
+
+describe('MCP at /mcp', () => {
+  let h: Harness;
+  let base = '';
+  before(async () => {
+    h = await startHarness({ credits: 50 });
+    base = await h.app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  after(() => h.close());
+  afterEach(() => {
+    h.script = defaultScript;
+  });
+
+  async function connect(key: string): Promise<Client> {
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { 'x-api-key': key } } }));
+    return client;
+  }
+
+  test('lists one tool per endpoint, generated from its declaration, and get_account', async () => {
+    const client = await connect(h.key);
+    try {
+      const { tools } = await client.listTools();
+      assert.deepEqual(tools.map((tool) => tool.name).sort(), [...endpoints.map((e) => e.id.replace(/[.-]/g, '_')), 'get_account'].sort());
+      const posts = tools.find((tool) => tool.name === 'socialnet_profile_posts');
+      assert.ok(posts?.description?.includes('1 credit'));
+      assert.ok(Object.keys(posts?.inputSchema.properties ?? {}).includes('pageId'));
+      assert.ok(Object.keys(posts?.inputSchema.properties ?? {}).includes('cache_max_age'));
+      assert.deepEqual(Object.keys(posts?.outputSchema?.properties ?? {}), ['data', 'meta']);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('a call to a 200 returns the envelope as structured content, charged as the HTTP endpoint is', async () => {
+    const client = await connect(h.key);
+    try {
+      const before = await h.balance();
+      const result = await client.callTool({ name: 'snapmsg_profile', arguments: { username: 'lunavoss' } });
+      assert.equal(result.isError, undefined);
+      const envelope = result.structuredContent as { data: { username?: string }; meta: { creditsCharged: number; requestId: string } };
+      assert.equal(envelope.meta.creditsCharged, 1);
+      assert.ok(envelope.data);
+      assert.equal(await h.balance(), before - 1);
+      const cached = await client.callTool({ name: 'snapmsg_profile', arguments: { username: 'lunavoss', cache_max_age: '1d' } });
+      assert.equal((cached.structuredContent as { meta: { cached: boolean; creditsCharged: number } }).meta.cached, true);
+      assert.equal(await h.balance(), before - 1, 'a cache hit is free, as over HTTP');
+      await h.app.writeRecords();
+      const records = await h.stores.requests.list({ teamId: h.team.id, limit: 10 });
+      assert.ok(records.records.some((record) => record.requestId === envelope.meta.requestId), 'recorded like any request');
+      const account = await client.callTool({ name: 'get_account', arguments: {} });
+      assert.equal((account.structuredContent as { data: { balance: number } }).data.balance, before - 1);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('a 404 and a call with too few credits come back as tool errors carrying the code and request id', async () => {
+    const client = await connect(h.key);
+    try {
+      h.script = async (endpoint) => {
+        throw new UpstreamOutcome('not_found', endpoint.platform, 'gone');
+      };
+      const missing = await client.callTool({ name: 'linkpage_a_profile', arguments: { url: 'https://linkpage-a.example/nobody' } });
+      assert.equal(missing.isError, true);
+      const text = (missing.content as { type: string; text: string }[])[0]?.text ?? '';
+      assert.match(text, /^NOT_FOUND \(HTTP 404\): .+ Request id req_[A-Za-z0-9_-]+\.$/);
+      assert.equal((missing._meta as { code: string }).code, 'NOT_FOUND');
+      h.script = defaultScript;
+      const broke = await h.newTeam(0, 100);
+      const poor = await connect(broke.key);
+      try {
+        const refused = await poor.callTool({ name: 'snapmsg_profile', arguments: { username: 'lunavoss' } });
+        assert.equal(refused.isError, true);
+        assert.equal((refused._meta as { code: string }).code, 'INSUFFICIENT_CREDITS');
+        assert.match((refused._meta as { requestId: string }).requestId, /^req_/);
+      } finally {
+        await poor.close();
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('without a valid key: 401 before any tool is listed', async () => {
+    const response = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    assert.equal(response.status, 401);
+    assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'UNAUTHORIZED');
+    await assert.rejects(connect(`psk_live_${'x'.repeat(32)}`));
+    assert.equal((await fetch(`${base}/mcp`)).status, 405);
+  });
+});
