@@ -55,6 +55,8 @@ export interface Config {
   redisUrl: string | undefined;
   /** Prefix of every Redis key the service writes (`REDIS_PREFIX`, default `pagescrape:`). */
   redisPrefix: string;
+  /** TEST_MODE=on: test-mode keys (`psk_test_`) are served from the built-in sandbox; off (the default): refused with 403. */
+  testMode: boolean;
   /** Each platform's pace: concurrent upstream requests and starts per second (0: no bound). */
   pace: Record<Platform, PaceLimits>;
   /** Each platform's proxies: `<PLATFORM>_PROXIES`, else UPSTREAM_PROXIES; none: this machine's address. */
@@ -98,6 +100,14 @@ function proxyLists(env: Env): Record<Platform, ProxySpec[]> {
     lists[platform] = env[name] ? parseProxies(name, env[name] as string) : all;
   }
   return lists;
+}
+
+function onOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'on') return true;
+  if (raw === 'off') return false;
+  throw new Error(`${name} must be "on" or "off", got "${raw}"`);
 }
 
 function breakerSettings(env: Env): BreakerSettings {
@@ -244,6 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisCacheMaxBytes: integer(env, 'REDIS_CACHE_MAX_BYTES', 256 * 1024 * 1024, 1024),
     breaker: breakerSettings(env),
     pace: paceLimits(env),
+    testMode: onOff(env, 'TEST_MODE', false),
     proxies: proxyLists(env),
     paceQueue: integer(env, 'UPSTREAM_QUEUE', 100, 1),
     migrateOnStart: migrateSetting(env.MIGRATE),

@@ -20,6 +20,8 @@ async function demo(): Promise<void> {
   for (const [name, origin] of Object.entries(sandbox.env)) env[name] ||= origin;
   // The sandbox runs on this machine: no pace unless the environment sets one.
   for (const [name, value] of Object.entries(UNPACED_ENV)) env[name] ||= value;
+  // Test-mode keys work in the demo.
+  env.TEST_MODE ||= 'on';
 
   const config = loadConfig(env);
   const stores = await openStores(config);

@@ -1,6 +1,7 @@
 // `npm run serve`: the API alone, configured by the environment (see README).
 import { pathToFileURL } from 'node:url';
-import { loadConfig, PLATFORM_ORIGINS, type Config, type Platform } from './config.ts';
+import { loadConfig, PLATFORM_ORIGINS, UNPACED_ENV, type Config, type Platform } from './config.ts';
+import { startSandbox } from '../sandbox/server.ts';
 import { UpstreamClient, type PlatformOrigin } from './upstream/client.ts';
 import { LocalPacer } from './upstream/pacing.ts';
 import { endpoints } from './endpoints/index.ts';
@@ -32,10 +33,14 @@ export interface Running {
 export async function start(config: Config, given?: Stores): Promise<Running> {
   const stores = given ?? (await openStores(config));
   const client = upstreamClient(config, stores);
+  // TEST_MODE=on: the sandbox in this process, on free loopback ports, for test-mode keys alone.
+  const sandbox = config.testMode ? await startSandbox({ seed: 'test-mode', portBase: 0, host: '127.0.0.1' }) : null;
+  const testClient = sandbox ? upstreamClient(loadConfig({ ...UNPACED_ENV, ...sandbox.env, DATA_DIR: config.dataDir, CURSOR_SECRET: config.cursorSecret })) : null;
   const app = await buildApp({
     stores,
     endpoints,
     upstream: (platform, signal, deadline) => client.bind(platform, signal, deadline),
+    ...(testClient ? { testUpstream: (platform: string, signal: AbortSignal, deadline: number) => testClient.bind(platform, signal, deadline) } : {}),
     cursorSecret: config.cursorSecret,
     requestBudgetMs: config.requestBudgetMs,
     reservationMarginMs: config.reservationMarginMs,
@@ -54,6 +59,8 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
   } catch (error) {
     await app.close();
     await client.close();
+    await testClient?.close();
+    await sandbox?.close();
     await stores.close();
     throw listenFailure(error, { host: config.host, port: config.port, hostVariable: 'HOST', portVariable: 'PORT' });
   }
@@ -67,6 +74,8 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
       await app.close();
       clearTimeout(force);
       await client.close();
+      await testClient?.close();
+      await sandbox?.close();
       await stores.close();
       removeStopHandlers();
     })();

@@ -162,9 +162,10 @@ export function buildCli(stores: () => Promise<Stores>, print: (text: string) =>
     .description('create an API key for a team; the full key is shown only this once')
     .requiredOption('--team <id>', 'team id')
     .option('--name <name>', 'key name', 'default')
-    .action(async (options: { team: string; name: string }) => {
+    .option('--test', 'a test-mode key (psk_test_): its requests go to the built-in sandbox, cost nothing and skip the cache (needs TEST_MODE=on)')
+    .action(async (options: { team: string; name: string; test?: boolean }) => {
       await requireTeam(options.team);
-      const generated = generateKey();
+      const generated = generateKey(options.test ? 'test' : 'live');
       const record = await (await stores()).accounts.createKey({ teamId: options.team, name: options.name, hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
       const created = { id: record.id, key: generated.key, name: record.name };
       if (program.opts().json) out({ ...created, warning: KEY_SHOWN_ONCE });

@@ -56,6 +56,8 @@ export interface AppOptions {
   publicBaseUrl?: string | undefined;
   /** The platforms' circuit breakers (BREAKER_*); the defaults are the production ones. */
   breaker?: BreakerSettings;
+  /** The built-in sandbox for test-mode keys (TEST_MODE=on); absent: test keys get 403. */
+  testUpstream?: UpstreamBinder;
 }
 
 declare module 'fastify' {
@@ -141,6 +143,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const scraper = new ScrapeService(stores, sealer, app.metrics, {
     breakers,
     upstream: options.upstream ?? noUpstream,
+    testUpstream: options.testUpstream,
     requestBudgetMs: options.requestBudgetMs ?? 15_000,
     reservationMarginMs: options.reservationMarginMs ?? 60_000,
     now,
@@ -156,6 +159,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     now,
     keyUseFlushMs: options.keyUseFlushMs ?? 5_000,
     internalSecret,
+    testMode: options.testUpstream !== undefined,
   });
   await app.register(mcpPlugin, { stores, endpoints: options.endpoints, version: '1.0.0' });
   await app.register(dashboardPlugin, {

@@ -3,6 +3,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const KEY_PREFIX = 'psk_live_';
+/** Test-mode keys: their requests go to the built-in sandbox, free, and never touch the cache. */
+export const TEST_KEY_PREFIX = 'psk_test_';
 
 export interface GeneratedKey {
   key: string;
@@ -13,10 +15,14 @@ export interface GeneratedKey {
 
 export const hashKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
 
-export function generateKey(): GeneratedKey {
-  const key = KEY_PREFIX + randomBytes(24).toString('base64url');
-  return { key, hash: hashKey(key), prefix: KEY_PREFIX, last4: key.slice(-4) };
+export function generateKey(mode: 'live' | 'test' = 'live'): GeneratedKey {
+  const prefix = mode === 'test' ? TEST_KEY_PREFIX : KEY_PREFIX;
+  const key = prefix + randomBytes(24).toString('base64url');
+  return { key, hash: hashKey(key), prefix, last4: key.slice(-4) };
 }
+
+/** Whether a stored key is a test-mode key. */
+export const isTestKey = (key: { prefix: string }): boolean => key.prefix === TEST_KEY_PREFIX;
 
 /** Constant-time comparison of two hex digests of equal length. */
 export function sameHash(a: string, b: string): boolean {

@@ -28,6 +28,8 @@ export type UpstreamBinder = (platform: string, signal: AbortSignal, deadline: n
 
 export interface ScrapeSettings {
   upstream: UpstreamBinder;
+  /** The built-in sandbox, for test-mode keys (TEST_MODE=on); absent: test keys are refused earlier. */
+  testUpstream?: UpstreamBinder;
   /** One circuit breaker per platform. */
   breakers: Breakers;
   requestBudgetMs: number;
@@ -53,6 +55,8 @@ interface ScrapeJob {
   runtime: EndpointRuntime;
   /** The request that runs it (others may share its outcome). */
   requestId: string;
+  /** A test-mode key's scrape: against the built-in sandbox, never cached, never judging the platform. */
+  test?: boolean;
   target: TargetParams;
   targetKey: string;
   cacheKey: string;
@@ -126,6 +130,10 @@ export class ScrapeService {
     const { baseKey } = parsed;
     const cacheKey = `${baseKey}|${cursor ? canonicalJson(cursor.position) : ''}`;
     const now = this.#settings.now();
+    if (caller.test) {
+      await this.#testScrape(runtime, caller, parsed, request, reply, cursor, cacheKey, now);
+      return;
+    }
 
     if (parsed.cacheMaxAgeMs !== null) {
       const entry = await this.#stores.cache.get(cacheKey);
@@ -179,6 +187,31 @@ export class ScrapeService {
       // A probe whose scrape ended without an upstream outcome lets the next request probe.
       if (admission.probe) this.#settings.breakers.release(endpoint.platform);
     }
+  }
+
+  /**
+   * A test-mode key's request: a live scrape of the built-in sandbox, free, that never reads or
+   * writes the cache and shares flights only with other test requests.
+   */
+  async #testScrape(
+    runtime: EndpointRuntime,
+    caller: Caller,
+    parsed: ParsedQuery,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    cursor: { position: UpstreamPosition; scrapedAt: number } | null,
+    cacheKey: string,
+    now: number,
+  ): Promise<void> {
+    const { endpoint } = runtime;
+    if (cursor && now - cursor.scrapedAt > CURSOR_LIFETIME_MS) {
+      throw new ApiError('BAD_REQUEST', `The ${endpoint.paging?.param} has expired (they last 24 hours); fetch the first page again.`);
+    }
+    if (!endpoint.extractor) throw new ApiError('NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`);
+    const deadline = now + this.#settings.requestBudgetMs;
+    const job = { runtime, requestId: request.id, target: parsed.params, targetKey: parsed.targetKey, cacheKey, position: cursor?.position ?? null, deadline, log: request.log, test: true };
+    const scraped = await this.#shared(`test|${cacheKey}`, deadline, () => this.#scrape(job));
+    send(reply, Buffer.from(scraped.json), { requestId: request.id, creditsCharged: 0, creditsRemaining: caller.team.credits, cached: false, test: true });
   }
 
   /** The live scrape of a request: reserve its credit, scrape (shared with identical ones), keep the charge or refund it. */
@@ -281,14 +314,16 @@ export class ScrapeService {
     // The last answer the platform's mapping looked at: the page that broke it, when one does.
     let seen: UpstreamResponse | null = null;
     try {
-      const bound = (upstream = this.#settings.upstream(endpoint.platform, signal, deadline));
+      const binder = job.test ? this.#settings.testUpstream : this.#settings.upstream;
+      if (!binder) throw new ApiError('FORBIDDEN', 'Test mode is off on this service.');
+      const bound = (upstream = binder(endpoint.platform, signal, deadline));
       const watched: Upstream = async (request) => {
         seen = await bound({ ...request, classify: (answer) => ((seen = answer), request.classify?.(answer)) });
         return seen;
       };
       return await this.#extract(job, extractor, watched, signal);
     } catch (error) {
-      if (error instanceof ApiError && error.code === 'UPSTREAM_UNRECOGNISED') await this.#captureDrift(job, seen, error);
+      if (error instanceof ApiError && error.code === 'UPSTREAM_UNRECOGNISED' && !job.test) await this.#captureDrift(job, seen, error);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -325,8 +360,12 @@ export class ScrapeService {
     }
   }
 
-  async #extract({ runtime, target, targetKey, cacheKey, position, deadline, log }: ScrapeJob, extractor: Extractor, upstream: Upstream, signal: AbortSignal): Promise<Scraped> {
+  async #extract({ runtime, target, targetKey, cacheKey, position, deadline, log, test = false }: ScrapeJob, extractor: Extractor, upstream: Upstream, signal: AbortSignal): Promise<Scraped> {
     const { endpoint } = runtime;
+    // A test key's scrape of the sandbox says nothing of the platform, and is never cached.
+    const record = (failed: boolean) => {
+      if (!test) this.#settings.breakers.record(endpoint.platform, failed);
+    };
     let result: ExtractResult;
     try {
       result = await extractor({ params: target, position }, { signal, deadline, log, upstream, shared: this.#sharedState(endpoint.platform) });
@@ -335,7 +374,7 @@ export class ScrapeService {
         // The budget ran out, or the service is shutting down, while the extractor waited on
         // something other than the upstream client: the source did not answer in time.
         this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: 'transient' });
-        this.#settings.breakers.record(endpoint.platform, true);
+        record(true);
         throw outcomeError(new UpstreamOutcome('transient', endpoint.platform, 'the time budget ran out', { cause: error }), endpoint);
       }
       const kind = isUpstreamOutcome(error) ? error.kind : 'error';
@@ -343,8 +382,8 @@ export class ScrapeService {
       if (isUpstreamOutcome(error)) {
         // Blocks and transient failures count against the platform; any other answer shows it up
         // (not the service's own lack of capacity, which says nothing of the platform).
-        if (error.kind !== 'overloaded') this.#settings.breakers.record(endpoint.platform, error.kind === 'blocked' || error.kind === 'transient');
-        if (error.kind === 'not_found' || error.kind === 'gated') await this.#stores.cache.deleteTarget(targetKey);
+        if (error.kind !== 'overloaded') record(error.kind === 'blocked' || error.kind === 'transient');
+        if ((error.kind === 'not_found' || error.kind === 'gated') && !test) await this.#stores.cache.deleteTarget(targetKey);
         throw outcomeError(error, endpoint);
       }
       throw error;
@@ -355,13 +394,13 @@ export class ScrapeService {
       const problem = runtime.checkData.errors?.[0];
       const where = problem ? `${problem.instancePath || '/'} ${problem.message ?? ''}`.trim() : 'unknown field';
       this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: 'unrecognised' });
-      this.#settings.breakers.record(endpoint.platform, false);
+      record(false);
       throw outcomeError(new UpstreamOutcome('unrecognised', endpoint.platform, `extracted data does not match the endpoint schema: data${where}`), endpoint);
     }
     this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: 'ok' });
-    this.#settings.breakers.record(endpoint.platform, false);
+    record(false);
     const json = JSON.stringify(data);
-    await this.#stores.cache.set(cacheKey, targetKey, { value: json, storedAt: scrapedAt });
+    if (!test) await this.#stores.cache.set(cacheKey, targetKey, { value: json, storedAt: scrapedAt });
     return { json, scrapedAt };
   }
 }
@@ -430,6 +469,8 @@ interface Meta {
   cachedAt?: string;
   /** A cached result served because the live scrape failed (stale_if_error). */
   stale?: true;
+  /** A test-mode key's answer, from the built-in sandbox. */
+  test?: true;
 }
 
 const DATA_OPEN = Buffer.from('{"data":');

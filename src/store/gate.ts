@@ -1,5 +1,9 @@
 // The plain way in: look the key up, then count the request against its team's limit.
-import type { Gate, Stores } from './types.ts';
+import type { ApiKeyRecord, Gate, Stores, Team } from './types.ts';
+
+/** The rolling window a key's requests count in: its team's, and apart for test-mode keys (`psk_test_`). */
+export const teamWindow = ({ key, team }: { key: Pick<ApiKeyRecord, 'prefix'>; team: Pick<Team, 'id'> }): string =>
+  key.prefix === 'psk_test_' ? `team:${team.id}:test` : `team:${team.id}`;
 
 /** Admits through `stores.accounts` and `stores.limiter`, read when each request comes. */
 export function lookupGate(stores: Pick<Stores, 'accounts' | 'limiter'>): Gate {
@@ -7,7 +11,7 @@ export function lookupGate(stores: Pick<Stores, 'accounts' | 'limiter'>): Gate {
     async admit(hash, windowMs, now) {
       const found = await stores.accounts.findActiveKey(hash);
       if (found === null) return null;
-      const decision = await stores.limiter.hit(`team:${found.team.id}`, found.team.rateLimit, windowMs, now);
+      const decision = await stores.limiter.hit(teamWindow(found), found.team.rateLimit, windowMs, now);
       return { ...found, decision };
     },
   };

@@ -21,7 +21,7 @@ export interface ErrorBody {
 /** The success body. */
 export interface Success {
   data: Record<string, unknown>;
-  meta: { requestId: string; creditsCharged: number; creditsRemaining: number; cached: boolean; cachedAt?: string; stale?: boolean };
+  meta: { requestId: string; creditsCharged: number; creditsRemaining: number; cached: boolean; cachedAt?: string; stale?: boolean; test?: boolean };
 }
 
 export const success = (response: Response): Success => {

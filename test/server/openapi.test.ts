@@ -25,6 +25,7 @@ const ERROR_CODE_OF: Record<string, string[]> = {
   400: ['BAD_REQUEST'],
   401: ['UNAUTHORIZED'],
   402: ['INSUFFICIENT_CREDITS'],
+  403: ['FORBIDDEN'],
   404: ['NOT_FOUND'],
   405: ['METHOD_NOT_ALLOWED'],
   422: ['VALIDATION_ERROR'],
@@ -34,7 +35,7 @@ const ERROR_CODE_OF: Record<string, string[]> = {
   502: ['UPSTREAM_BLOCKED', 'UPSTREAM_UNRECOGNISED'],
   503: ['SERVICE_UNAVAILABLE'],
 };
-const ALWAYS = ['401', '402', '404', '405', '422', '429', '500', '501', '502', '503'];
+const ALWAYS = ['401', '402', '403', '404', '405', '422', '429', '500', '501', '502', '503'];
 
 const newAjv = () => {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -171,7 +172,7 @@ describe('GET /openapi.json', () => {
         assert.deepEqual((schema.properties as Json).data, constAsEnum(endpoint.data));
         assert.deepEqual([...(schema.required as string[])].sort(), ['data', 'meta']);
         const meta = (schema.properties as Json).meta as Json;
-        assert.deepEqual(Object.keys(meta.properties as Json).sort(), ['cached', 'cachedAt', 'creditsCharged', 'creditsRemaining', 'requestId', 'stale']);
+        assert.deepEqual(Object.keys(meta.properties as Json).sort(), ['cached', 'cachedAt', 'creditsCharged', 'creditsRemaining', 'requestId', 'stale', 'test']);
         // Every field the declaration makes nullable is nullable in the document, and vice versa.
         const nullableIn = (root: unknown) =>
           [...walk(root)].filter(([, node]) => Array.isArray(node.anyOf) && (node.anyOf as Json[]).some((option) => option.type === 'null')).map(([where]) => where);

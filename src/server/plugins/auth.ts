@@ -7,7 +7,7 @@ import { lookupGate } from '../../store/gate.ts';
 import type { Admission, Gate, Stores, Team } from '../../store/types.ts';
 import { addressKey } from '../connections.ts';
 import { ApiError } from '../errors.ts';
-import { hashKey, looksLikeKey, sameHash } from '../keys.ts';
+import { hashKey, isTestKey, looksLikeKey, sameHash } from '../keys.ts';
 import { everyWhileOpen } from './maintenance.ts';
 import { RATE_WINDOW_MS, rateHeaders, rateLimited } from './rate-limit.ts';
 
@@ -21,6 +21,8 @@ export interface Caller {
   team: Team;
   keyId: string;
   keyName: string;
+  /** A test-mode key (`psk_test_`): its scrapes go to the built-in sandbox, free, and skip the cache. */
+  test: boolean;
 }
 
 /**
@@ -113,9 +115,11 @@ export interface AuthOptions {
   keyUseFlushMs: number;
   /** The secret of in-process requests made for a key (INTERNAL_CALLER); none: such requests are refused. */
   internalSecret?: string;
+  /** TEST_MODE: whether test-mode keys are served (else they get 403). */
+  testMode?: boolean;
 }
 
-const auth: FastifyPluginCallback<AuthOptions> = (app, { stores, now, keyUseFlushMs, internalSecret }, done) => {
+const auth: FastifyPluginCallback<AuthOptions> = (app, { stores, now, keyUseFlushMs, internalSecret, testMode = false }, done) => {
   const keyUse = new KeyUseRecorder(stores);
   everyWhileOpen(app, keyUseFlushMs, () => keyUse.flush(), 'key use flush');
   app.addHook('onClose', () => keyUse.flush());
@@ -123,9 +127,13 @@ const auth: FastifyPluginCallback<AuthOptions> = (app, { stores, now, keyUseFlus
   app.decorateRequest('caller', null as unknown as Caller);
   app.addHook('onRequest', async (request, reply) => {
     const { team, key, decision } = await admit(request, stores, gate, keyUse, now(), internalSecret);
-    request.caller = { team, keyId: key.id, keyName: key.name };
+    const test = isTestKey(key);
+    request.caller = { team, keyId: key.id, keyName: key.name, test };
     request.state.team = team.id;
     rateHeaders(reply, decision);
+    if (test && !testMode) {
+      throw new ApiError('FORBIDDEN', 'Test mode is off on this service: test keys (psk_test_) are refused. Use a live key, or ask the operator to start the service with TEST_MODE=on.');
+    }
     if (!decision.allowed) throw rateLimited(decision, `Rate limit of ${decision.limit} requests per 60 seconds exceeded.`);
   });
   done();

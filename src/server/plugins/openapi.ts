@@ -18,6 +18,7 @@ export const Meta = Obj({
   cached: Type.Boolean({ description: 'True on a cache hit.' }),
   cachedAt: Type.Optional(DateTime('When the cached result was scraped; present on a cache hit only.')),
   stale: Type.Optional(Type.Boolean({ description: 'True when a cached result stands in for a live scrape that failed (`stale_if_error`).' })),
+  test: Type.Optional(Type.Boolean({ description: 'True for a test-mode key (`psk_test_`): the answer comes from the built-in sandbox and costs nothing.' })),
 });
 
 export const ErrorEnvelope = Obj({
@@ -62,6 +63,8 @@ const operationId = (endpoint: ApiEndpoint): string => endpoint.id.replace(/[.-]
 const unauthorized = () => errorResponse('Missing, invalid or revoked API key.', 'UNAUTHORIZED', 'The API key is invalid or has been revoked.');
 const rateLimitedResponse = () =>
   errorResponse('Rate limit exceeded (per team, rolling 60 seconds), or too many failed authentications from this address.', 'RATE_LIMITED', 'Rate limit of 100 requests per 60 seconds exceeded. Retry in 30 s.', retryAfter);
+const forbidden = () =>
+  errorResponse('A test-mode key (`psk_test_`) while test mode is off on this service.', 'FORBIDDEN', 'Test mode is off on this service: test keys (psk_test_) are refused.');
 const internal = () => errorResponse('An unexpected fault; it is logged with the request id.', 'INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with this request id.');
 
 /** The OpenAPI entry of an account endpoint: free, and answering from the store alone. */
@@ -73,6 +76,7 @@ export function accountRouteSchema(endpoint: ApiEndpoint): Record<string, unknow
       content: { 'application/json': { schema: Type.Object({ data: endpoint.data, meta: Meta }, { additionalProperties: false }) as TSchema } },
     },
     401: unauthorized(),
+    403: forbidden(),
     405: errorResponse('A method other than GET.', 'METHOD_NOT_ALLOWED', 'Method POST is not allowed here; use GET.'),
     429: rateLimitedResponse(),
     500: internal(),
@@ -105,6 +109,7 @@ export function routeSchema(endpoint: EndpointDeclaration): Record<string, unkno
     },
     401: unauthorized(),
     402: errorResponse('The balance is lower than the 1 credit a live scrape costs.', 'INSUFFICIENT_CREDITS', 'A live scrape costs 1 credit; the balance is 0.'),
+    403: forbidden(),
     404: errorResponse('The content does not exist, was deleted, is private, or has no public content.', 'NOT_FOUND', 'The content does not exist, was deleted, is private, or has no public content.'),
     405: errorResponse('A method other than GET.', 'METHOD_NOT_ALLOWED', 'Method POST is not allowed here; use GET.'),
     422: errorResponse('Invalid query parameters; every problem is listed in `details`.', 'VALIDATION_ERROR', 'The query parameters are invalid; see details.', {}, [

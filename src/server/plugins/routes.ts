@@ -29,19 +29,21 @@ export interface RoutesOptions {
   keyUseFlushMs: number;
   /** The secret of the service's in-process requests made for a key (auth.ts). */
   internalSecret?: string;
+  /** Whether test-mode keys are served. */
+  testMode?: boolean;
 }
 
 // Responses are composed by the scrape (data serialised once, before it is stored); the
 // response schemas serve the OpenAPI document only.
 const plainSerializer = () => (payload: unknown) => JSON.stringify(payload);
 
-export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, sealer, stores, now, keyUseFlushMs, internalSecret }) => {
+export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, sealer, stores, now, keyUseFlushMs, internalSecret, testMode }) => {
   // Before authentication, so that refused requests are counted under their endpoint too.
   api.addHook('onRequest', (request, _reply, done) => {
     request.state.endpoint = request.routeOptions.config.endpoint ?? null;
     done();
   });
-  await api.register(authPlugin, { stores, now, keyUseFlushMs, internalSecret });
+  await api.register(authPlugin, { stores, now, keyUseFlushMs, internalSecret, testMode });
 
   for (const runtime of runtimes) {
     const { endpoint } = runtime;
@@ -74,7 +76,7 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
       async (request, reply) => {
         const { caller } = request;
         const data = await endpoint.answer(request.query, { caller, stores, sealer, now: now() });
-        const meta = { requestId: request.id, creditsCharged: 0, creditsRemaining: caller.team.credits, cached: false };
+        const meta = { requestId: request.id, creditsCharged: 0, creditsRemaining: caller.team.credits, cached: false, ...(caller.test ? { test: true } : {}) };
         return reply.header('content-type', JSON_TYPE).send(JSON.stringify({ data, meta }));
       },
     );

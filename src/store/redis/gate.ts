@@ -24,6 +24,7 @@ import type { Redis } from 'ioredis';
 import type { FoundKey, PostgresAccountStore, TeamWatcher } from '../postgres/index.ts';
 import type { Admission, Gate, RateLimiter } from '../types.ts';
 import type { RedisConnection } from './client.ts';
+import { teamWindow } from '../gate.ts';
 import { decisionOf, Members, rateKeyPrefix, WINDOW_LUA } from './limiter.ts';
 
 /** How long a team's copy lives after its last write. */
@@ -83,7 +84,7 @@ export class RedisGate implements Gate, TeamWatcher {
     this.#call = call;
     this.#accounts = accounts;
     this.#limiter = limiter;
-    this.#windows = `${rateKeyPrefix(prefix)}team:`;
+    this.#windows = rateKeyPrefix(prefix);
     this.#copies = `${prefix}team:`;
   }
 
@@ -102,7 +103,7 @@ export class RedisGate implements Gate, TeamWatcher {
       const member = this.#members.next(now);
       const args = refill ? [versions.balance, team.credits, COPY_TTL_MS] : ['', '', ''];
       const answer = await this.#redisCall(() =>
-        this.#redis.gateAdmit(this.#windows + team.id, this.#copies + team.id, team.rateLimit, windowMs, now, member, versions.keys, ...args),
+        this.#redis.gateAdmit(this.#windows + teamWindow(held), this.#copies + team.id, team.rateLimit, windowMs, now, member, versions.keys, ...args),
       );
       if (answer[0] !== -1) {
         this.#remember(hash, held);
@@ -116,7 +117,7 @@ export class RedisGate implements Gate, TeamWatcher {
     // The copy kept changing under three reads in a row: admit by this last read alone.
     const found = await this.#accounts.findActiveKey(hash);
     if (found === null) return null;
-    return { ...found, decision: await this.#limiter.hit(`team:${found.team.id}`, found.team.rateLimit, windowMs, now) };
+    return { ...found, decision: await this.#limiter.hit(teamWindow(found), found.team.rateLimit, windowMs, now) };
   }
 
   async keysChanged(teamId: string, keysVersion: number): Promise<void> {
