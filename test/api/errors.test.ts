@@ -555,7 +555,7 @@ describe('error answers on every endpoint', () => {
   }
 
   test('an unknown path is 404 NOT_FOUND, with or without a key', async () => {
-    for (const path of ['/', '/v1', '/v1/nope', '/v2/snapmsg/profile', '/v1/snapmsg/profile/posts']) {
+    for (const path of ['/v1', '/v1/nope', '/v2/snapmsg/profile', '/v1/snapmsg/profile/posts']) {
       expectError(await h.app.inject({ method: 'GET', url: path, remoteAddress: freshAddress() }), 404, 'NOT_FOUND', { authed: false });
       expectError(await h.app.inject({ method: 'POST', url: path, remoteAddress: freshAddress() }), 404, 'NOT_FOUND', { authed: false });
       await uncharged(h.team.id, async () => {

@@ -123,6 +123,12 @@ describe('GET /openapi.json', () => {
     for (const endpoint of endpoints) assert.deepEqual(paths[endpoint.path]?.get?.tags, [endpoint.platform]);
   });
 
+  test('/ redirects to the docs', async () => {
+    const response = await h.app.inject({ method: 'GET', url: '/' });
+    assert.equal(response.statusCode, 302);
+    assert.equal(response.headers.location, '/docs');
+  });
+
   test('before the service listens (requests injected in-process), servers names the document\'s own host', () => {
     assert.deepEqual(doc.servers, [{ url: '/', description: 'This service.' }]);
   });

@@ -212,6 +212,8 @@ const openApi: FastifyPluginAsync<OpenApiOptions> = async (app, options) => {
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  // The service's front page is its reference.
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs', 302));
   app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
     reply.header('content-type', JSON_TYPE).send(JSON.stringify(app.swagger())),
   );
