@@ -8,7 +8,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { loadConfig, PLATFORM_ORIGINS } from '../../src/config.ts';
+import { loadConfig, PLATFORM_ORIGINS, UNPACED_ENV } from '../../src/config.ts';
 import { endpoints } from '../../src/endpoints/index.ts';
 import { buildCli, runCli } from '../../src/cli/main.ts';
 import type { Command } from 'commander';
@@ -576,7 +576,9 @@ describe('operator CLI against a running server (start() on the same DATA_DIR, r
     dir = tempDir();
     const closed = `http://127.0.0.1:${await closedPort()}`;
     const origins = Object.fromEntries(Object.values(PLATFORM_ORIGINS).map(({ variable }) => [variable, closed]));
-    running = await start(loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', REQUEST_BUDGET_MS: '1000', ...origins }));
+    // No pace: each retry against the closed port would otherwise wait its turn and the second
+    // request be refused as overloaded (503) rather than failing upstream (502).
+    running = await start(loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', REQUEST_BUDGET_MS: '1000', ...UNPACED_ENV, ...origins }));
     base = running.address;
   });
   after(async () => {
