@@ -84,7 +84,8 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     reply.header('x-content-type-options', 'nosniff');
     reply.header('x-frame-options', 'DENY');
     reply.header('cache-control', 'no-store');
-    request.signedIn = await sessions.current(request, now());
+    // The assets need no session: no store read for them.
+    if (!request.url.startsWith('/dashboard/assets/')) request.signedIn = await sessions.current(request, now());
   });
 
   // Every change is a POST with a CSRF token: the session's, or (before sign-in) the form cookie's.

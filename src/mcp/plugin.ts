@@ -71,7 +71,7 @@ function keyOf(request: FastifyRequest): string | null {
   return match?.[1] ?? null;
 }
 
-const mcp: FastifyPluginAsync<McpOptions> = async (app, { stores, endpoints, version }) => {
+export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { stores, endpoints, version }) => {
   const byName = tools(endpoints);
 
   app.post('/mcp', { bodyLimit: BODY_LIMIT, schema: { hide: true } }, async (request, reply) => {
@@ -126,4 +126,3 @@ const mcp: FastifyPluginAsync<McpOptions> = async (app, { stores, endpoints, ver
   }
 };
 
-export const mcpPlugin = mcp;

@@ -31,6 +31,8 @@ const MAX_EVENTS = 10_000;
 class Breaker {
   /** Times of the window's scrapes, and whether each failed, oldest first. */
   readonly #events: { at: number; failed: boolean }[] = [];
+  /** Failures among `#events`, kept as they come and go (not counted again per scrape). */
+  #failures = 0;
   #openUntil = 0;
   #open = false;
   #coolDownMs: number;
@@ -48,7 +50,8 @@ class Breaker {
     let drop = 0;
     while (drop < this.#events.length && (this.#events[drop] as { at: number }).at <= from) drop++;
     if (this.#events.length - drop > MAX_EVENTS) drop = this.#events.length - MAX_EVENTS;
-    if (drop > 0) this.#events.splice(0, drop);
+    if (drop === 0) return;
+    for (const event of this.#events.splice(0, drop)) if (event.failed) this.#failures -= 1;
   }
 
   admit(now: number): Admission {
@@ -72,13 +75,14 @@ class Breaker {
         this.#open = false;
         this.#coolDownMs = this.#settings.coolDownMs;
         this.#events.length = 0;
+        this.#failures = 0;
       }
       return;
     }
     this.#events.push({ at: now, failed });
+    if (failed) this.#failures += 1;
     this.#trim(now);
-    const failures = this.#events.filter((event) => event.failed).length;
-    if (this.#events.length >= this.#settings.minRequests && failures / this.#events.length >= this.#settings.failureRatio) {
+    if (this.#events.length >= this.#settings.minRequests && this.#failures / this.#events.length >= this.#settings.failureRatio) {
       this.#open = true;
       this.#openUntil = now + this.#coolDownMs;
     }
@@ -92,7 +96,7 @@ class Breaker {
   state(now: number): PlatformState {
     if (this.#open) return 'down';
     this.#trim(now);
-    return this.#events.some((event) => event.failed) ? 'degraded' : 'ok';
+    return this.#failures > 0 ? 'degraded' : 'ok';
   }
 }
 

@@ -130,12 +130,9 @@ export class ScrapeService {
     const { baseKey } = parsed;
     const cacheKey = `${baseKey}|${cursor ? canonicalJson(cursor.position) : ''}`;
     const now = this.#settings.now();
-    if (caller.test) {
-      await this.#testScrape(runtime, caller, parsed, request, reply, cursor, cacheKey, now);
-      return;
-    }
 
-    if (parsed.cacheMaxAgeMs !== null) {
+    // A test key never reads the cache.
+    if (parsed.cacheMaxAgeMs !== null && !caller.test) {
       const entry = await this.#stores.cache.get(cacheKey);
       const hit = entry !== null && now - entry.storedAt <= parsed.cacheMaxAgeMs;
       this.#metrics.cacheLookups.inc({ endpoint: endpoint.id, result: hit ? 'hit' : 'miss' });
@@ -151,6 +148,10 @@ export class ScrapeService {
     }
     if (!endpoint.extractor) {
       throw new ApiError('NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`);
+    }
+    if (caller.test) {
+      await this.#testScrape(runtime, caller, parsed, request, reply, cursor, cacheKey, now);
+      return;
     }
 
     const stale = async (error: unknown): Promise<boolean> => {
@@ -203,11 +204,6 @@ export class ScrapeService {
     cacheKey: string,
     now: number,
   ): Promise<void> {
-    const { endpoint } = runtime;
-    if (cursor && now - cursor.scrapedAt > CURSOR_LIFETIME_MS) {
-      throw new ApiError('BAD_REQUEST', `The ${endpoint.paging?.param} has expired (they last 24 hours); fetch the first page again.`);
-    }
-    if (!endpoint.extractor) throw new ApiError('NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`);
     const deadline = now + this.#settings.requestBudgetMs;
     const job = { runtime, requestId: request.id, target: parsed.params, targetKey: parsed.targetKey, cacheKey, position: cursor?.position ?? null, deadline, log: request.log, test: true };
     const scraped = await this.#shared(`test|${cacheKey}`, deadline, () => this.#scrape(job));

@@ -1,9 +1,10 @@
 // The plain way in: look the key up, then count the request against its team's limit.
+import { isTestKey } from '../server/keys.ts';
 import type { ApiKeyRecord, Gate, Stores, Team } from './types.ts';
 
 /** The rolling window a key's requests count in: its team's, and apart for test-mode keys (`psk_test_`). */
 export const teamWindow = ({ key, team }: { key: Pick<ApiKeyRecord, 'prefix'>; team: Pick<Team, 'id'> }): string =>
-  key.prefix === 'psk_test_' ? `team:${team.id}:test` : `team:${team.id}`;
+  isTestKey(key) ? `team:${team.id}:test` : `team:${team.id}`;
 
 /** Admits through `stores.accounts` and `stores.limiter`, read when each request comes. */
 export function lookupGate(stores: Pick<Stores, 'accounts' | 'limiter'>): Gate {

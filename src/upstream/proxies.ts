@@ -104,12 +104,6 @@ export class ProxyPool {
     return this.proxies.find((proxy) => proxy.label === label);
   }
 
-  /** When the first benched proxy comes back (epoch ms); 0 when none is benched. */
-  nextBack(now: number): number {
-    const benched = this.proxies.map((proxy) => proxy.benchedUntil).filter((until) => until > now);
-    return benched.length === 0 ? 0 : Math.min(...benched);
-  }
-
   async close(): Promise<void> {
     await Promise.all(this.proxies.map((proxy) => proxy.dispatcher.close()));
   }

@@ -64,7 +64,7 @@ export class Browser {
     return this.request('POST', url, { csrf: csrfOf(from), ...fields });
   }
 
-  /** Sets the password from a fresh link and signs in. */
+  /** Opens the sign-in page (for its form token) and signs in. */
   async signIn(email: string, password = PASSWORD): Promise<Page> {
     await this.get('/dashboard/sign-in');
     const page = await this.post('/dashboard/sign-in', { email, password });

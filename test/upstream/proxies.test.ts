@@ -141,7 +141,7 @@ test('a benched proxy comes back when its bench ends; the bench grows with failu
   assert.deepEqual([a.bench(t0), a.bench(t0), a.bench(t0)], [5_000, 10_000, 20_000]);
   assert.equal(pool.pick(new Set(), t0 + 1_000), b);
   assert.equal(pool.pick(new Set(), t0 + 1_000), b, 'a is benched');
-  assert.equal(pool.nextBack(t0 + 1_000), t0 + 20_000);
+  assert.equal(a.benchedUntil, t0 + 20_000);
   assert.equal(pool.pick(new Set([b]), t0 + 1_000), null, 'none left');
   assert.equal(pool.pick(new Set([b]), t0 + 20_000), a, 'back when the bench ends');
   a.succeeded();

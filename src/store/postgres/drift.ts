@@ -1,6 +1,6 @@
 // Drift samples on PostgreSQL: upstream answers a mapping did not recognise, from every node.
 // Keeping a sample and dropping the oldest of its hour is one statement.
-import { toDriftSummary } from '../sqlite/drift.ts';
+import { toDriftSummary } from '../drift-rows.ts';
 import { newId } from '../rules.ts';
 import type { DriftLog } from '../types.ts';
 import type { Query } from './pool.ts';

@@ -1,7 +1,8 @@
 // Drift samples on the embedded store: upstream answers a mapping did not recognise.
 import { newId } from '../rules.ts';
-import type { DriftLog, DriftSample, DriftSummary } from '../types.ts';
-import { prepare, type Connection, type Row } from './connection.ts';
+import { toDriftSummary } from '../drift-rows.ts';
+import type { DriftLog, DriftSample } from '../types.ts';
+import { prepare, type Connection } from './connection.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
 const SUMMARY = 'id, at, platform, endpoint, request_id, reason, path, status, truncated';
@@ -15,18 +16,6 @@ const SQL = {
   get: 'SELECT * FROM drift WHERE id = ?',
   prune: 'DELETE FROM drift WHERE at < ?',
 };
-
-export const toDriftSummary = (r: Row): DriftSummary => ({
-  id: r.id as string,
-  at: new Date(Number(r.at)).toISOString(),
-  platform: r.platform as string,
-  endpoint: r.endpoint as string,
-  requestId: r.request_id as string,
-  reason: r.reason as string,
-  path: r.path as string,
-  status: Number(r.status),
-  truncated: Boolean(r.truncated),
-});
 
 export function driftLog(c: Connection): DriftLog {
   const st = prepare(c.db, SQL);
