@@ -113,7 +113,7 @@ const usage: AccountEndpoint = {
   },
 };
 
-const requestsPaging = { param: 'cursor', field: 'cursor', flag: 'hasNextPage', end: null } as const;
+const requestsPaging = { param: 'cursor', field: 'cursor', flag: 'hasNextPage', end: null, items: 'requests' } as const;
 
 const requests: AccountEndpoint = {
   id: 'account.requests',

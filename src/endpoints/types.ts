@@ -31,6 +31,8 @@ export interface PagingStyle {
   flag: 'hasNextPage' | 'hasMore';
   /** What the token field holds at the end of a listing: `null`, or `""` for non-nullable strings. */
   end: null | '';
+  /** Name of the array of `data` that holds the listing's items (`posts`, `comments`, …). */
+  items: string;
 }
 
 /**

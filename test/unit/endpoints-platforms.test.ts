@@ -190,8 +190,8 @@ test('the five declarations, in order, with their paging styles', () => {
       ['shopfront.shop', '/v1/shopfront/shop', 'shopfront'],
     ],
   );
-  assert.deepEqual(snapmsgSpotlightComments.paging, { param: 'cursor', field: 'cursor', flag: 'hasMore', end: '' });
-  assert.deepEqual(shopfrontShop.paging, { param: 'pageToken', field: 'pageToken', flag: 'hasMore', end: '' });
+  assert.deepEqual(snapmsgSpotlightComments.paging, { param: 'cursor', field: 'cursor', flag: 'hasMore', end: '', items: 'comments' });
+  assert.deepEqual(shopfrontShop.paging, { param: 'pageToken', field: 'pageToken', flag: 'hasMore', end: '', items: 'posts' });
   assert.equal(snapmsgProfile.paging, undefined);
   for (const endpoint of platformEndpoints) {
     assert.equal(typeof endpoint.extractor, 'function');

@@ -91,8 +91,8 @@ test('declarations: ids, paths, paging and key order', () => {
     const normalised = endpoint.normalise(endpoint.exampleQuery);
     assert.equal(normalised.ok, true, `${endpoint.id} example query normalises`);
   }
-  for (const endpoint of [socialnetProfilePosts, socialnetProfileReels, socialnetPostCommentReplies]) {
-    assert.deepEqual(endpoint.paging, { param: 'cursor', field: 'cursor', flag: 'hasNextPage', end: null });
+  for (const [endpoint, items] of [[socialnetProfilePosts, 'posts'], [socialnetProfileReels, 'reels'], [socialnetPostCommentReplies, 'replies']] as const) {
+    assert.deepEqual(endpoint.paging, { param: 'cursor', field: 'cursor', flag: 'hasNextPage', end: null, items });
   }
   assert.equal(socialnetProfile.paging, undefined);
   assert.equal(socialnetProfilePosts.path, '/v1/socialnet/profile/posts');

@@ -35,7 +35,7 @@ export const shopfrontShop = endpoint({
     }),
     fetchedAt: DateTime(),
   }),
-  paging: { param: 'pageToken', field: 'pageToken', flag: 'hasMore', end: '' },
+  paging: { param: 'pageToken', field: 'pageToken', flag: 'hasMore', end: '', items: 'posts' },
   normalise: normaliseUrl(parseShopfrontUrl),
   exampleQuery: { url: 'https://www.shopfront.example/shop/marisolcooks' },
   extract: extractShop,

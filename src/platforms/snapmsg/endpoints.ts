@@ -59,7 +59,7 @@ export const snapmsgSpotlightComments = endpoint({
     }),
     fetchedAt: DateTime(),
   }),
-  paging: { param: 'cursor', field: 'cursor', flag: 'hasMore', end: '' },
+  paging: { param: 'cursor', field: 'cursor', flag: 'hasMore', end: '', items: 'comments' },
   normalise: normaliseUrl(parseSpotlightUrl),
   exampleQuery: { url: 'https://www.snapmsg.example/spotlight/Qk3_vT8mZp2LwN5aYc1RdH7sJx0EuGf4KbViOq6yXn9MtW2zAeB8lC3oPr5UgA' },
   extract: extractSpotlightComments,

@@ -1,0 +1,254 @@
+// The client: one typed method per endpoint (generated.ts), `paginate` for the listings, and the
+// one `get` they all go through, which retries what is worth retrying and turns every error
+// answer into its code's error class. It needs nothing but `fetch`.
+import { ConnectionError, PageScrapeError, TimeoutError, UnexpectedResponseError, type ErrorDetail } from './errors.ts';
+import { ENDPOINTS, ERRORS, EndpointMethods, type Endpoints } from './generated.ts';
+import type { ApiResponse, ClientOptions, PaginateOptions, RequestOptions } from './types.ts';
+
+const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
+const DEFAULTS = { timeoutMs: 60_000, maxRetries: 3, maxRetryDelayMs: 60_000 };
+/** Answers worth another attempt: rate limited, source unavailable, service busy. None of them is charged. */
+const RETRYABLE_STATUSES = new Set([429, 502, 503]);
+/** Back-off without `Retry-After`: 0.5 s, 1 s, 2 s, … up to 8 s, each with jitter. */
+const BACKOFF_BASE_MS = 500;
+const BACKOFF_MAX_MS = 8_000;
+
+type Table = typeof ENDPOINTS;
+/** The path of every endpoint that pages. */
+export type PagedPath = { [P in keyof Table]: Table[P]['paging'] extends null ? never : P }[keyof Table];
+/** The items of a paged endpoint's listing: a post, a comment, a reply, a reel, a request record. */
+export type ItemOf<P extends PagedPath> = Table[P]['paging'] extends { items: infer K }
+  ? K extends keyof Endpoints[P]['data']
+    ? Endpoints[P]['data'][K] extends readonly (infer Item)[]
+      ? Item
+      : never
+    : never
+  : never;
+
+const environment = (name: string): string | undefined => (typeof process === 'undefined' ? undefined : process.env[name]) || undefined;
+
+export class PageScrape extends EndpointMethods {
+  /** The service's address, without a trailing slash. */
+  readonly baseUrl: string;
+  readonly #apiKey: string;
+  readonly #fetch: typeof fetch;
+  readonly #defaults: typeof DEFAULTS;
+
+  constructor(options: ClientOptions = {}) {
+    super();
+    const apiKey = options.apiKey ?? environment('PAGESCRAPE_API_KEY');
+    if (!apiKey) throw new TypeError('No API key: pass { apiKey } or set PAGESCRAPE_API_KEY.');
+    const baseUrl = options.baseUrl ?? environment('PAGESCRAPE_BASE_URL') ?? DEFAULT_BASE_URL;
+    if (!/^https?:\/\//i.test(baseUrl)) throw new TypeError(`The base URL must start with http:// or https://, not ${JSON.stringify(baseUrl)}.`);
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.#apiKey = apiKey;
+    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.#defaults = {
+      timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
+      maxRetries: options.maxRetries ?? DEFAULTS.maxRetries,
+      maxRetryDelayMs: options.maxRetryDelayMs ?? DEFAULTS.maxRetryDelayMs,
+    };
+  }
+
+  /**
+   * Calls the endpoint at `path` with `query` and answers its `data` and `meta`. Retries a 429,
+   * 502 or 503 answer, or a failed connection, up to `maxRetries` times: after the answer's
+   * `Retry-After`, else after an exponential back-off, each wait with jitter. Throws the error
+   * class of the answer's code (`NotFoundError`, …), a `TimeoutError`, or a `ConnectionError`;
+   * an aborted `signal` rejects with its reason.
+   */
+  async get<P extends keyof Endpoints>(path: P, query: Endpoints[P]['query'], options: RequestOptions = {}): Promise<ApiResponse<Endpoints[P]['data']>> {
+    const url = this.#url(path, query as Record<string, unknown>);
+    const maxRetries = options.maxRetries ?? this.#defaults.maxRetries;
+    for (let attempt = 0; ; attempt++) {
+      options.signal?.throwIfAborted();
+      let error: PageScrapeError;
+      try {
+        return (await this.#attempt(url, options)) as ApiResponse<Endpoints[P]['data']>;
+      } catch (caught) {
+        if (!(caught instanceof PageScrapeError)) throw caught;
+        error = caught;
+      }
+      const retryable = error instanceof ConnectionError || RETRYABLE_STATUSES.has(error.status);
+      if (!retryable || attempt >= maxRetries) throw error;
+      const delay = this.#delay(error, attempt);
+      if (delay === null) throw error;
+      await sleep(delay, options.signal);
+    }
+  }
+
+  /**
+   * Every item of a listing, following the endpoint's own cursor or page token to its end (or
+   * to `maxPages`). The listing tells, as it goes and when it ends, how many pages and items it
+   * read and the credits they cost.
+   *
+   * ```ts
+   * const listing = client.paginate('/v1/shopfront/shop', { url: 'https://shopfront.example/@ava' });
+   * for await (const post of listing) console.log(post.postId);
+   * console.log(listing.creditsSpent);
+   * ```
+   */
+  paginate<P extends PagedPath>(path: P, query: Endpoints[P]['query'], options: PaginateOptions<ApiResponse<Endpoints[P]['data']>> = {}): Listing<ItemOf<P>> {
+    const paging = ENDPOINTS[path].paging;
+    if (!paging) throw new TypeError(`${path} does not page.`);
+    const maxPages = options.maxPages ?? Infinity;
+    const read = async function* (this: PageScrape, listing: Listing<ItemOf<P>>): AsyncGenerator<ItemOf<P>> {
+      let pageQuery = query;
+      let token: unknown;
+      while (listing.pages < maxPages) {
+        const page = await this.get(path, pageQuery, options);
+        const data = page.data as unknown as Record<string, unknown>;
+        listing.record(page.meta);
+        options.onPage?.(page);
+        const items = data[paging.items];
+        if (!Array.isArray(items)) throw new UnexpectedResponseError(`${path} answered without its \`${paging.items}\` list.`, { code: 'UNEXPECTED_RESPONSE', status: 200, requestId: page.meta.requestId });
+        for (const item of items as ItemOf<P>[]) {
+          listing.items++;
+          yield item;
+        }
+        const state = data.paging as Record<string, unknown> | undefined;
+        if (!state?.[paging.flag]) break;
+        const next = state[paging.field];
+        if (typeof next !== 'string' || next === '' || next === token) {
+          throw new UnexpectedResponseError(`${path} said more was to come but gave no new \`${paging.field}\`.`, { code: 'UNEXPECTED_RESPONSE', status: 200, requestId: page.meta.requestId });
+        }
+        token = next;
+        pageQuery = { ...query, [paging.param]: next };
+      }
+      listing.done = true;
+    };
+    return new Listing((listing) => read.call(this, listing));
+  }
+
+  #url(path: string, query: Record<string, unknown>): string {
+    const search = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== null) search.append(name, String(value));
+    const encoded = search.toString();
+    return `${this.baseUrl}${path}${encoded ? `?${encoded}` : ''}`;
+  }
+
+  /** One request: answers the envelope, or throws a `PageScrapeError` (or the signal's reason). */
+  async #attempt(url: string, options: RequestOptions): Promise<ApiResponse<unknown>> {
+    const timeoutMs = options.timeoutMs ?? this.#defaults.timeoutMs;
+    const controller = new AbortController();
+    const timeout = new TimeoutError(`No complete answer within ${timeoutMs} ms.`, { code: 'TIMEOUT', status: 0 });
+    const timer = setTimeout(() => controller.abort(timeout), timeoutMs);
+    const forward = () => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', forward, { once: true });
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.#fetch(url, { headers: { 'x-api-key': this.#apiKey, accept: 'application/json' }, signal: controller.signal });
+      text = await response.text();
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      if (controller.signal.aborted) throw timeout;
+      throw new ConnectionError(`Could not reach ${this.baseUrl}: ${error instanceof Error ? error.message : String(error)}.`, { code: 'CONNECTION_ERROR', status: 0, cause: error });
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', forward);
+    }
+    const requestId = response.headers.get('x-request-id');
+    const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    if (response.ok) {
+      if (isRecord(body) && 'data' in body && isRecord(body.meta)) return body as unknown as ApiResponse<unknown>;
+      throw new UnexpectedResponseError(`HTTP ${response.status} without the API's envelope.`, { code: 'UNEXPECTED_RESPONSE', status: response.status, requestId });
+    }
+    const error = isRecord(body) && isRecord(body.error) ? body.error : undefined;
+    const code = typeof error?.code === 'string' ? error.code : undefined;
+    const init = {
+      status: response.status,
+      requestId: typeof error?.requestId === 'string' ? error.requestId : requestId,
+      details: Array.isArray(error?.details) ? (error.details as ErrorDetail[]) : [],
+      retryAfter,
+    };
+    const message = typeof error?.message === 'string' ? error.message : `HTTP ${response.status} ${response.statusText}`.trim();
+    if (code !== undefined && code in ERRORS) throw new ERRORS[code as keyof typeof ERRORS].error(message, { ...init, code });
+    throw new UnexpectedResponseError(message, { ...init, code: code ?? 'UNEXPECTED_RESPONSE' });
+  }
+
+  /** How long to wait before retrying after `error`, or null when the answer asks for longer than allowed. */
+  #delay(error: PageScrapeError, attempt: number): number | null {
+    const jitter = 1 + Math.random() * 0.2;
+    if (error.retryAfter !== null) {
+      const wait = error.retryAfter * 1000;
+      return wait > this.#defaults.maxRetryDelayMs ? null : Math.min(wait * jitter, this.#defaults.maxRetryDelayMs);
+    }
+    // "Equal jitter": half the back-off, plus a random part of the other half.
+    const backoff = Math.min(BACKOFF_BASE_MS * 2 ** attempt, BACKOFF_MAX_MS);
+    return backoff / 2 + Math.random() * (backoff / 2);
+  }
+}
+
+/**
+ * The items of a listing, as an async iterable (iterate it once), with what reading them cost so
+ * far: `pages`, `items`, `creditsSpent`, `creditsRemaining`; `done` once the listing ended (or
+ * reached `maxPages`).
+ */
+export class Listing<Item> implements AsyncIterable<Item> {
+  pages = 0;
+  items = 0;
+  /** Credits charged for the pages read: 1 per live scrape, 0 per cache hit. */
+  creditsSpent = 0;
+  /** The team's balance after the last page, null before the first. */
+  creditsRemaining: number | null = null;
+  /** True once the end of the listing or `maxPages` was reached. */
+  done = false;
+  readonly #source: AsyncGenerator<Item>;
+
+  /** `read` yields the items and counts each page with `record`. */
+  constructor(read: (listing: Listing<Item>) => AsyncGenerator<Item>) {
+    this.#source = read(this);
+  }
+
+  /** Counts a page read. */
+  record(meta: { creditsCharged: number; creditsRemaining: number }): void {
+    this.pages++;
+    this.creditsSpent += meta.creditsCharged;
+    this.creditsRemaining = meta.creditsRemaining;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Item> {
+    return this.#source;
+  }
+
+  /** Every item of the listing, in an array. */
+  async toArray(): Promise<Item[]> {
+    const all: Item[] = [];
+    for await (const item of this) all.push(item);
+    return all;
+  }
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `Retry-After` in seconds: a number of seconds or an HTTP date; null when absent or unreadable. */
+function parseRetryAfter(header: string | null): number | null {
+  if (header === null || header.trim() === '') return null;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? null : Math.max(0, (date - Date.now()) / 1000);
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const done = () => {
+      signal?.removeEventListener('abort', abort);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const abort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', abort, { once: true });
+  });
+}

@@ -1,0 +1,41 @@
+// The shapes every call shares: the response envelope and the options of a client and a call.
+import type { Meta } from './generated.ts';
+
+/** A successful answer: the endpoint's `data` and the request's `meta` (credits, cache, request id). */
+export interface ApiResponse<D> {
+  data: D;
+  meta: Meta;
+}
+
+/** Options of one call; each overrides the client's. */
+export interface RequestOptions {
+  /** Aborts the call, including its retries and the waits between them. */
+  signal?: AbortSignal;
+  /** Bound on each attempt, from sending the request to reading the whole answer. */
+  timeoutMs?: number;
+  /** Retries of a 429, 502 or 503 answer or of a failed connection. */
+  maxRetries?: number;
+}
+
+export interface ClientOptions {
+  /** The API key (`psk_live_…` or `psk_test_…`). Default: `PAGESCRAPE_API_KEY`. */
+  apiKey?: string;
+  /** Where the service is, e.g. `https://api.example.com`. Default: `PAGESCRAPE_BASE_URL`, else `http://127.0.0.1:3000`. */
+  baseUrl?: string;
+  /** Bound on each attempt of a call, in milliseconds. Default: 60,000. */
+  timeoutMs?: number;
+  /** Retries of a 429, 502 or 503 answer or of a failed connection. Default: 3. */
+  maxRetries?: number;
+  /** The longest wait before a retry, in milliseconds; an answer asking to wait longer is thrown at once. Default: 60,000. */
+  maxRetryDelayMs?: number;
+  /** The `fetch` to use. Default: the global one. */
+  fetch?: typeof fetch;
+}
+
+/** Options of `paginate`. */
+export interface PaginateOptions<Page> extends RequestOptions {
+  /** Stop after this many pages. Default: no bound, the listing's end. */
+  maxPages?: number;
+  /** Called with every page as it arrives, before its items are yielded. */
+  onPage?: (page: Page) => void;
+}

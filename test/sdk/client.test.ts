@@ -1,0 +1,225 @@
+// The SDK's own behaviour, against a scripted HTTP server (a test double of the service): which
+// answers it retries and how long it waits, timeouts and aborts, the error class of every code,
+// the options and environment it reads, and a listing that never ends.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import {
+  ConnectionError,
+  ERRORS,
+  NotFoundError,
+  PageScrape,
+  PageScrapeError,
+  RateLimitedError,
+  ServiceUnavailableError,
+  TimeoutError,
+  UnexpectedResponseError,
+  UpstreamBlockedError,
+  ValidationError,
+} from '../../sdk/dist/index.js';
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void;
+
+const META = { requestId: 'req_1', creditsCharged: 1, creditsRemaining: 9, cached: false };
+const json = (status: number, body: unknown, headers: Record<string, string> = {}): Handler => (_request, response) => {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+};
+const failure = (status: number, code: string, headers: Record<string, string> = {}, details?: unknown[]): Handler =>
+  json(status, { error: { code, message: `${code} happened`, requestId: `req_${code}`, ...(details ? { details } : {}) } }, headers);
+const ok = (data: unknown = { fine: true }): Handler => json(200, { data, meta: META });
+
+describe('SDK client against a scripted server', () => {
+  const server = createServer((request, response) => {
+    seen.push({ url: request.url ?? '', key: request.headers['x-api-key'], at: Date.now() });
+    const handler = script.shift() ?? failure(500, 'INTERNAL_ERROR');
+    handler(request, response);
+  });
+  let script: Handler[] = [];
+  let seen: { url: string; key: string | string[] | undefined; at: number }[] = [];
+  let base = '';
+  const client = (options: ConstructorParameters<typeof PageScrape>[0] = {}) => new PageScrape({ baseUrl: base, apiKey: 'psk_live_x', ...options });
+
+  before(async () => {
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  beforeEach(() => {
+    script = [];
+    seen = [];
+  });
+
+  test('sends the key and the query under their contract names, and answers the envelope', async () => {
+    script = [ok({ profile: { username: 'lunavoss' } })];
+    const answer = await client().get('/v1/snapmsg/profile', { username: 'luna voss', cache_max_age: '1d' });
+    assert.deepEqual(answer, { data: { profile: { username: 'lunavoss' } }, meta: META });
+    assert.equal(seen[0]?.url, '/v1/snapmsg/profile?username=luna+voss&cache_max_age=1d');
+    assert.equal(seen[0]?.key, 'psk_live_x');
+  });
+
+  test('a base URL with a path and a trailing slash', async () => {
+    script = [ok()];
+    await new PageScrape({ baseUrl: `${base}/api/`, apiKey: 'k' }).account();
+    assert.equal(seen[0]?.url, '/api/v1/account');
+  });
+
+  test('429, 502 and 503 are retried after Retry-After, then the answer comes', async () => {
+    script = [failure(429, 'RATE_LIMITED', { 'retry-after': '0.3' }), failure(502, 'UPSTREAM_BLOCKED', { 'retry-after': '0' }), failure(503, 'SERVICE_UNAVAILABLE', { 'retry-after': '0' }), ok()];
+    const answer = await client().account();
+    assert.deepEqual(answer.data, { fine: true });
+    assert.equal(seen.length, 4);
+    const waited = (seen[1]?.at ?? 0) - (seen[0]?.at ?? 0);
+    assert.ok(waited >= 300 && waited < 5_000, `waited ${waited} ms for Retry-After: 0.3`);
+  });
+
+  test('an HTTP-date Retry-After is honoured too', async () => {
+    script = [failure(429, 'RATE_LIMITED', { 'retry-after': new Date(Date.now() + 1_000).toUTCString() }), ok()];
+    await client().account();
+    const waited = (seen[1]?.at ?? 0) - (seen[0]?.at ?? 0);
+    assert.ok(waited >= 0 && waited < 5_000, `waited ${waited} ms`);
+  });
+
+  test('retries are bounded: after maxRetries the last error is thrown, with its class and fields', async () => {
+    script = Array.from({ length: 5 }, () => failure(503, 'SERVICE_UNAVAILABLE', { 'retry-after': '0' }));
+    const error = await client({ maxRetries: 2 }).account().catch((caught: unknown) => caught);
+    assert.ok(error instanceof ServiceUnavailableError);
+    assert.deepEqual([error.code, error.status, error.requestId, error.retryAfter], ['SERVICE_UNAVAILABLE', 503, 'req_SERVICE_UNAVAILABLE', 0]);
+    assert.equal(seen.length, 3);
+  });
+
+  test('without Retry-After, an exponential back-off with jitter', async () => {
+    script = [failure(502, 'UPSTREAM_BLOCKED'), failure(502, 'UPSTREAM_BLOCKED'), ok()];
+    await client().account();
+    const first = (seen[1]?.at ?? 0) - (seen[0]?.at ?? 0);
+    const second = (seen[2]?.at ?? 0) - (seen[1]?.at ?? 0);
+    assert.ok(first >= 240 && first < 5_000, `first wait ${first} ms (0.25 to 0.5 s)`);
+    assert.ok(second >= 490 && second < 5_000, `second wait ${second} ms (0.5 to 1 s)`);
+  });
+
+  test('an answer asking to wait longer than maxRetryDelayMs is thrown at once', async () => {
+    script = [failure(429, 'RATE_LIMITED', { 'retry-after': '120' }), ok()];
+    const error = await client({ maxRetryDelayMs: 5_000 }).account().catch((caught: unknown) => caught);
+    assert.ok(error instanceof RateLimitedError);
+    assert.equal(error.retryAfter, 120);
+    assert.equal(seen.length, 1);
+  });
+
+  test('4xx answers are not retried', async () => {
+    script = [failure(404, 'NOT_FOUND'), ok()];
+    const error = await client().snapmsgProfile({ username: 'gone' }).catch((caught: unknown) => caught);
+    assert.ok(error instanceof NotFoundError && error instanceof PageScrapeError && error instanceof Error);
+    assert.equal(error.message, 'NOT_FOUND happened');
+    assert.equal(seen.length, 1);
+
+    script = [failure(422, 'VALIDATION_ERROR', {}, [{ path: 'username', message: 'Required' }])];
+    const invalid = await client().snapmsgProfile({ username: '' }).catch((caught: unknown) => caught);
+    assert.ok(invalid instanceof ValidationError);
+    assert.deepEqual(invalid.details, [{ path: 'username', message: 'Required' }]);
+  });
+
+  test('every error code of the API has its own class', async () => {
+    for (const [code, { status, error: ErrorClass }] of Object.entries(ERRORS)) {
+      script = [failure(status, code)];
+      const error = await client({ maxRetries: 0 }).account().catch((caught: unknown) => caught);
+      assert.ok(error instanceof ErrorClass, code);
+      assert.deepEqual([error.code, error.status, error.name], [code, status, ErrorClass.name]);
+    }
+    assert.equal(new Set(Object.values(ERRORS).map((entry) => entry.error)).size, Object.keys(ERRORS).length);
+  });
+
+  test('an answer that is not the envelope (a proxy page) is an UnexpectedResponseError; a 502 one is retried', async () => {
+    script = [(_request, response) => response.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad gateway</h1>'), ok()];
+    assert.deepEqual((await client().account()).data, { fine: true });
+    script = [(_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<html>')];
+    const error = await client().account().catch((caught: unknown) => caught);
+    assert.ok(error instanceof UnexpectedResponseError);
+    assert.equal(error.status, 200);
+  });
+
+  test('an attempt longer than timeoutMs is a TimeoutError', async () => {
+    script = [() => undefined];
+    const started = Date.now();
+    const error = await client({ timeoutMs: 200 }).account().catch((caught: unknown) => caught);
+    assert.ok(error instanceof TimeoutError);
+    assert.equal(error.code, 'TIMEOUT');
+    assert.ok(Date.now() - started < 2_000);
+  });
+
+  test('an AbortSignal stops a call and the wait before a retry', async () => {
+    script = [failure(503, 'SERVICE_UNAVAILABLE', { 'retry-after': '30' })];
+    const controller = new AbortController();
+    const reason = new Error('stop');
+    setTimeout(() => controller.abort(reason), 100);
+    const started = Date.now();
+    const error = await client().account({}, { signal: controller.signal }).catch((caught: unknown) => caught);
+    assert.equal(error, reason);
+    assert.ok(Date.now() - started < 2_000, 'did not wait out the Retry-After');
+
+    script = [() => undefined];
+    const hung = new AbortController();
+    setTimeout(() => hung.abort(reason), 100);
+    assert.equal(await client().account({}, { signal: hung.signal }).catch((caught: unknown) => caught), reason);
+  });
+
+  test('a service that cannot be reached is a ConnectionError, after the retries', async () => {
+    const closed = createServer();
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const port = (closed.address() as AddressInfo).port;
+    closed.close();
+    const error = await new PageScrape({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', maxRetries: 1 }).account().catch((caught: unknown) => caught);
+    assert.ok(error instanceof ConnectionError);
+    assert.deepEqual([error.code, error.status, error.requestId], ['CONNECTION_ERROR', 0, null]);
+  });
+
+  test('the key and the base URL from the environment; a missing key is refused at once', () => {
+    const saved = { key: process.env.PAGESCRAPE_API_KEY, base: process.env.PAGESCRAPE_BASE_URL };
+    try {
+      process.env.PAGESCRAPE_API_KEY = 'psk_live_env';
+      process.env.PAGESCRAPE_BASE_URL = 'https://api.example.com/';
+      assert.equal(new PageScrape().baseUrl, 'https://api.example.com');
+      assert.equal(new PageScrape({ baseUrl: base }).baseUrl, base);
+      delete process.env.PAGESCRAPE_API_KEY;
+      delete process.env.PAGESCRAPE_BASE_URL;
+      assert.throws(() => new PageScrape(), /No API key/);
+      assert.equal(new PageScrape({ apiKey: 'k' }).baseUrl, 'http://127.0.0.1:3000');
+      assert.throws(() => new PageScrape({ apiKey: 'k', baseUrl: 'file:///etc' }), /http:\/\/ or https:\/\//);
+    } finally {
+      if (saved.key === undefined) delete process.env.PAGESCRAPE_API_KEY;
+      else process.env.PAGESCRAPE_API_KEY = saved.key;
+      if (saved.base === undefined) delete process.env.PAGESCRAPE_BASE_URL;
+      else process.env.PAGESCRAPE_BASE_URL = saved.base;
+    }
+  });
+
+  test('paginate() follows the token under its endpoint\'s names, and refuses a listing that repeats its token', async () => {
+    const page = (posts: string[], pageToken: string) => ok({ posts: posts.map((id) => ({ id })), paging: { pageToken, hasMore: pageToken !== '' } });
+    script = [page(['a', 'b'], 't1'), page([], 't2'), page(['c'], '')];
+    const listing = client().paginate('/v1/shopfront/shop', { url: 'https://www.shopfront.example/shop/x' });
+    assert.deepEqual((await listing.toArray()).map((post) => post.id), ['a', 'b', 'c']);
+    assert.deepEqual(seen.map((request) => new URL(request.url, base).searchParams.get('pageToken')), [null, 't1', 't2']);
+    assert.deepEqual([listing.pages, listing.items, listing.creditsSpent, listing.creditsRemaining, listing.done], [3, 3, 3, 9, true]);
+
+    seen = [];
+    script = [page(['a'], 'same'), page(['b'], 'same')];
+    const looping = client().paginate('/v1/shopfront/shop', { url: 'https://www.shopfront.example/shop/x' });
+    await assert.rejects(looping.toArray(), UnexpectedResponseError);
+    assert.equal(seen.length, 2);
+  });
+
+  test('an error in the middle of a listing is thrown from the loop, with the pages so far counted', async () => {
+    script = [ok({ posts: [{ id: 'a' }], paging: { pageToken: 't1', hasMore: true } }), failure(502, 'UPSTREAM_BLOCKED')];
+    const listing = client({ maxRetries: 0 }).paginate('/v1/shopfront/shop', { url: 'https://www.shopfront.example/shop/x' });
+    const items: string[] = [];
+    await assert.rejects(async () => {
+      for await (const post of listing) items.push(post.id);
+    }, UpstreamBlockedError);
+    assert.deepEqual([items, listing.pages, listing.done], [['a'], 1, false]);
+  });
+});
