@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { compile } from 'json-schema-to-typescript';
 import type { TObject, TSchema } from 'typebox';
 import { accountEndpoints } from '../src/account/endpoints.ts';
+import { methodName } from '../src/docs/samples.ts';
 import { endpoints } from '../src/endpoints/index.ts';
 import type { ApiEndpoint } from '../src/endpoints/types.ts';
 import { ADVICE_OF, STATUS_OF, type ErrorCode } from '../src/server/errors.ts';
@@ -20,8 +21,6 @@ export const GENERATED = join(import.meta.dirname, '..', 'sdk', 'src', 'generate
 const typeName = (id: string): string => id.split(/[.-]/).map((part) => part[0]?.toUpperCase() + part.slice(1)).join('');
 /** `NOT_FOUND` → `NotFoundError`, `VALIDATION_ERROR` → `ValidationError`. */
 const errorClass = (code: string): string => `${code.replace(/_ERROR$/, '').toLowerCase().replace(/(^|_)(\w)/g, (_, _sep: string, letter: string) => letter.toUpperCase())}Error`;
-/** `socialnet.profile.posts` → `socialnetProfilePosts`. */
-const methodName = (id: string): string => id.replace(/[.-](\w)/g, (_, letter: string) => letter.toUpperCase());
 
 /** A schema as plain JSON, with no other properties allowed (the SDK's types list every one). */
 const closed = (schema: TSchema): Record<string, unknown> => ({ ...(JSON.parse(JSON.stringify(schema)) as Record<string, unknown>), additionalProperties: false });

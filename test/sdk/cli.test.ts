@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { platforms } from '../../sandbox/platforms/index.ts';
-import { startService, type Service } from './service.ts';
+import { startService, type Service } from '../support/service.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CLI = join(ROOT, 'sdk', 'dist', 'cli.js');

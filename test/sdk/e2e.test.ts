@@ -17,7 +17,7 @@ import {
   type Endpoints,
   type PagedPath,
 } from '../../sdk/dist/index.js';
-import { startService, type Service } from './service.ts';
+import { startService, type Service } from '../support/service.ts';
 
 /** The query of the sandbox catalogue's entry for `path` whose description matches `pattern`. */
 function catalogued<P extends keyof Endpoints>(path: P, pattern: RegExp): Endpoints[P]['query'] {

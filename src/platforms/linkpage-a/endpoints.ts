@@ -25,6 +25,6 @@ export const linkpageAProfile = endpoint({
   ),
   data: Obj({ profile: LinkpageAProfile, fetchedAt: DateTime() }),
   normalise: normaliseUrl(parseLinkpageAUrl),
-  exampleQuery: { url: 'https://linkpage-a.example/theo.marsh' },
+  exampleQuery: { url: 'https://linkpage-a.example/luna.voss' },
   extract: extractProfile,
 });

@@ -23,6 +23,6 @@ export const linkpageBPage = endpoint({
   ),
   data: Obj({ page: LinkpageBPage, fetchedAt: DateTime() }),
   normalise: normaliseUrl(parseLinkpageBUrl),
-  exampleQuery: { url: 'https://linkpage-b.example/maraquill' },
+  exampleQuery: { url: 'https://linkpage-b.example/luna.voss' },
   extract: extractPage,
 });

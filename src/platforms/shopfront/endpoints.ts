@@ -37,6 +37,6 @@ export const shopfrontShop = endpoint({
   }),
   paging: { param: 'pageToken', field: 'pageToken', flag: 'hasMore', end: '', items: 'posts' },
   normalise: normaliseUrl(parseShopfrontUrl),
-  exampleQuery: { url: 'https://www.shopfront.example/shop/marisolcooks' },
+  exampleQuery: { url: 'https://www.shopfront.example/shop/lunacooks' },
   extract: extractShop,
 });

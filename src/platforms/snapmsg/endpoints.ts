@@ -61,6 +61,6 @@ export const snapmsgSpotlightComments = endpoint({
   }),
   paging: { param: 'cursor', field: 'cursor', flag: 'hasMore', end: '', items: 'comments' },
   normalise: normaliseUrl(parseSpotlightUrl),
-  exampleQuery: { url: 'https://www.snapmsg.example/spotlight/Qk3_vT8mZp2LwN5aYc1RdH7sJx0EuGf4KbViOq6yXn9MtW2zAeB8lC3oPr5UgA' },
+  exampleQuery: { url: 'https://www.snapmsg.example/spotlight/starTrails_Sintra_0001' },
   extract: extractSpotlightComments,
 });

@@ -132,7 +132,7 @@ export const socialnetProfilePosts = endpoint({
   ),
   paging: { ...CURSOR_PAGING, items: 'posts' },
   normalise: normalisePosts,
-  exampleQuery: { url: 'https://www.socialnet.example/harborbistro' },
+  exampleQuery: { url: 'https://www.socialnet.example/tidewaterkitchen' },
   extract: socialnetExtractors.posts,
 });
 
@@ -161,7 +161,7 @@ export const socialnetProfileReels = endpoint({
   ),
   paging: { ...CURSOR_PAGING, items: 'reels' },
   normalise: normaliseReels,
-  exampleQuery: { url: 'https://www.socialnet.example/harborbistro' },
+  exampleQuery: { url: 'https://www.socialnet.example/tidewaterkitchen' },
   extract: socialnetExtractors.reels,
 });
 
@@ -194,8 +194,8 @@ export const socialnetPostCommentReplies = endpoint({
   paging: { ...CURSOR_PAGING, items: 'replies' },
   normalise: normaliseReplies,
   exampleQuery: {
-    feedbackId: 'ZmVlZGJhY2s6MTA5MjM0NTY3ODkwMTIzNF84ODIyMDE0NTc3MzE5MDQ=',
-    expansionToken: 'MTpjb21tZW50OjE64iKXRAof8p6rehmbW8ENzv28V90PETgWc4Sbu85M',
+    feedbackId: 'ZmVlZGJhY2s6MTAwMTAwMDAwNjExNzc3XzgwMDAwMDAwNTM5NTEzMg==',
+    expansionToken: 'MTpjb21tZW50OjE63GoWsShWTZPvmVOLtcrQhc6QPANrcBVtBqHtsET1',
   },
   extract: socialnetExtractors.replies,
 });
@@ -230,6 +230,6 @@ export const socialnetProfile = endpoint({
   ),
   switches: ['businessHours', 'allowGated'],
   normalise: normaliseProfile,
-  exampleQuery: { url: 'https://www.socialnet.example/harborbistro' },
+  exampleQuery: { url: 'https://www.socialnet.example/tidewaterkitchen' },
   extract: socialnetExtractors.profile,
 });

@@ -1,11 +1,16 @@
 // The OpenAPI document and the docs page: each endpoint's route schema, generated from its
 // declaration, collected by @fastify/swagger as the routes are added; /openapi.json and /docs.
+// The document carries the guide (src/docs/guide.ts), an example answer per endpoint
+// (src/docs/examples.json) and code samples per endpoint (src/docs/samples.ts).
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type, type TObject, type TSchema } from 'typebox';
-import { ACCOUNT_TAG } from '../../account/endpoints.ts';
+import { ACCOUNT_TAG, accountEndpoints } from '../../account/endpoints.ts';
+import { exampleOf } from '../../docs/examples.ts';
+import { guide } from '../../docs/guide.ts';
+import { codeSamples, methodName } from '../../docs/samples.ts';
 import type { ApiEndpoint, EndpointDeclaration } from '../../endpoints/types.ts';
 import { DateTime, Obj } from '../../endpoints/schemas/common.ts';
 import { JSON_TYPE } from '../errors.ts';
@@ -58,7 +63,17 @@ function withExamples(schema: TObject, examples: Record<string, string>): TObjec
   return { ...schema, properties } as TObject;
 }
 
-const operationId = (endpoint: ApiEndpoint): string => endpoint.id.replace(/[.-](\w)/g, (_, letter: string) => letter.toUpperCase());
+const operationId = (endpoint: ApiEndpoint): string => methodName(endpoint.id);
+
+/** The 200 answer of `endpoint`, with its example answer from the sandbox. */
+const successResponse = (endpoint: ApiEndpoint, description: string) => {
+  const example = exampleOf(endpoint.id);
+  return {
+    description,
+    headers: rateHeaders,
+    content: { 'application/json': { schema: Type.Object({ data: endpoint.data, meta: Meta }, { additionalProperties: false }) as TSchema, ...(example === undefined ? {} : { example }) } },
+  };
+};
 
 const unauthorized = () => errorResponse('Missing, invalid or revoked API key.', 'UNAUTHORIZED', 'The API key is invalid or has been revoked.');
 const rateLimitedResponse = () =>
@@ -70,11 +85,7 @@ const internal = () => errorResponse('An unexpected fault; it is logged with the
 /** The OpenAPI entry of an account endpoint: free, and answering from the store alone. */
 export function accountRouteSchema(endpoint: ApiEndpoint): Record<string, unknown> {
   const responses: Record<string, unknown> = {
-    200: {
-      description: 'The answer; free (`meta.creditsCharged` is 0).',
-      headers: rateHeaders,
-      content: { 'application/json': { schema: Type.Object({ data: endpoint.data, meta: Meta }, { additionalProperties: false }) as TSchema } },
-    },
+    200: successResponse(endpoint, 'The answer; free (`meta.creditsCharged` is 0).'),
     401: unauthorized(),
     403: forbidden(),
     405: errorResponse('A method other than GET.', 'METHOD_NOT_ALLOWED', 'Method POST is not allowed here; use GET.'),
@@ -102,11 +113,7 @@ export function accountRouteSchema(endpoint: ApiEndpoint): Record<string, unknow
 
 export function routeSchema(endpoint: EndpointDeclaration): Record<string, unknown> {
   const responses: Record<string, unknown> = {
-    200: {
-      description: 'The extracted data. A live scrape costs 1 credit; a cache hit costs none.',
-      headers: rateHeaders,
-      content: { 'application/json': { schema: Type.Object({ data: endpoint.data, meta: Meta }, { additionalProperties: false }) as TSchema } },
-    },
+    200: successResponse(endpoint, 'The extracted data. A live scrape costs 1 credit; a cache hit costs none. The example is a real answer from the sandbox, its lists cut to three items.'),
     401: unauthorized(),
     402: errorResponse('The balance is lower than the 1 credit a live scrape costs.', 'INSUFFICIENT_CREDITS', 'A live scrape costs 1 credit; the balance is 0.'),
     403: forbidden(),
@@ -189,10 +196,6 @@ const openApi: FastifyPluginAsync<OpenApiOptions> = async (app, options) => {
         version: '1.0.0',
         // The project grants no licence to others (package.json: UNLICENSED).
         license: { name: 'Proprietary; all rights reserved', identifier: 'LicenseRef-Proprietary' },
-        description:
-          'Read-only API that scrapes public, logged-out pages of five platforms on demand and returns typed JSON. ' +
-          'Each live scrape costs 1 credit; a cached result within `cache_max_age` costs none. ' +
-          'Requests are limited per team to a rolling 60-second window (100 by default).',
       },
       components: {
         securitySchemes: {
@@ -208,10 +211,37 @@ const openApi: FastifyPluginAsync<OpenApiOptions> = async (app, options) => {
       if (!('openapiObject' in document)) return document.swaggerObject;
       const { openapi, info, ...rest } = document.openapiObject;
       const url = options.publicBaseUrl ?? listeningUrl(app) ?? '/';
-      return { openapi, info, servers: [{ url, description: 'This service.' }], ...rest };
+      const all: ApiEndpoint[] = [...options.endpoints, ...accountEndpoints];
+      const paths = rest.paths as Record<string, { get?: Record<string, unknown> }> | undefined;
+      for (const endpoint of all) {
+        const operation = paths?.[endpoint.path]?.get;
+        if (operation) operation['x-codeSamples'] = codeSamples(endpoint, url);
+      }
+      return { openapi, info: info && { ...info, description: guide(all, url) }, servers: [{ url, description: 'This service.' }], ...rest };
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  // The reference page: Scalar, whose script the plugin serves itself (/docs/js/scalar.js). It
+  // loads nothing from elsewhere: no fonts, no telemetry, no developer toolbar, no hosted proxy.
+  await app.register(scalar, {
+    routePrefix: '/docs',
+    logLevel: 'silent',
+    configuration: {
+      url: '/openapi.json',
+      pageTitle: 'Public-Page Data Extraction API: reference',
+      theme: 'default',
+      withDefaultFonts: false,
+      telemetry: false,
+      showDeveloperTools: 'never',
+      hideClientButton: true,
+      // Only the samples the declarations generate (x-codeSamples): curl, the SDK, Python.
+      hiddenClients: true,
+      defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+      mcp: { disabled: true },
+      agent: { disabled: true },
+    },
+  });
+  // Browsers ask for an icon; the service has none to show.
+  app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) => reply.code(204).send());
   // The service's front page is its reference.
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs', 302));
   app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) =>

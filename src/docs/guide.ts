@@ -1,0 +1,95 @@
+// The guide at the top of the reference page (the OpenAPI document's `info.description`, in
+// Markdown): how to get a key and make a first call, credits and the cache, paging, rate limits,
+// errors and what to do about each, test mode, the SDK, the command line and MCP. The tables
+// come from the declarations and the error list, so the guide cannot drift from the API.
+import type { ApiEndpoint } from '../endpoints/types.ts';
+import { ADVICE_OF, STATUS_OF, type ErrorCode } from '../server/errors.ts';
+
+const code = (value: string | null): string => (value === null ? '`null`' : `\`${JSON.stringify(value)}\``);
+
+function pagingTable(endpoints: readonly ApiEndpoint[]): string {
+  const rows = endpoints
+    .filter((endpoint) => endpoint.paging)
+    .map((endpoint) => {
+      const paging = endpoint.paging!;
+      return `| \`${endpoint.path}\` | \`data.${paging.items}\` | \`${paging.param}\` | \`data.paging.${paging.field}\` | \`data.paging.${paging.flag}\` | ${code(paging.end)} |`;
+    });
+  return ['| endpoint | items | pass back as | from | more to come | at the end |', '|---|---|---|---|---|---|', ...rows].join('\n');
+}
+
+function errorTable(): string {
+  const rows = (Object.keys(STATUS_OF) as ErrorCode[]).map((error) => `| ${STATUS_OF[error]} | \`${error}\` | ${ADVICE_OF[error]} |`);
+  return ['| status | code | what to do |', '|---|---|---|', ...rows].join('\n');
+}
+
+/** The guide, for a service at `baseUrl`, over `endpoints` (scraping and account). */
+export function guide(endpoints: readonly ApiEndpoint[], baseUrl: string): string {
+  const base = baseUrl.replace(/\/+$/, '');
+  const first = endpoints.find((endpoint) => endpoint.id === 'snapmsg.profile') ?? endpoints[0];
+  const firstQuery = first ? `${first.path}?${new URLSearchParams(first.exampleQuery)}` : '/v1/account';
+  return `Read-only API that scrapes public, logged-out pages of five platforms on demand and returns clean, typed JSON. Every answer is one envelope: \`data\` (the endpoint's own) and \`meta\` (request id, credits, cache).
+
+## Get a key
+
+Keys belong to a team, which holds the credits. The account holder signs in to the dashboard (\`${base}/dashboard\`), opens **Keys** and creates one; it is shown once, and only its hash is kept. An operator can also make one with the command line: \`npm run -s admin -- key create --team TEAM_ID\`. A **test key** (\`psk_test_…\`, \`key create --test\`) calls a built-in sandbox for free; see *Test mode* below.
+
+## First call
+
+Send the key in \`x-api-key\` (or as \`Authorization: Bearer <key>\`):
+
+\`\`\`sh
+curl -sS '${base}${firstQuery}' -H "x-api-key: $PAGESCRAPE_API_KEY"
+\`\`\`
+
+\`\`\`json
+{ "data": { "profile": { "username": "lunavoss", "…": "…" }, "fetchedAt": "2026-11-20T09:30:00.000Z" },
+  "meta": { "requestId": "req_…", "creditsCharged": 1, "creditsRemaining": 999, "cached": false } }
+\`\`\`
+
+Every endpoint below shows its parameters, an example answer taken from the service, and the same call in curl, TypeScript (the SDK) and Python.
+
+## Credits and the cache
+
+- A live scrape that answers \`200\` costs **1 credit**. Errors cost nothing, and neither do the account and status endpoints.
+- \`cache_max_age=1d|3d|7d|14d|30d\` returns a cached result of at most that age for **0 credits** (\`meta.cached: true\`, \`meta.cachedAt\`), and scrapes live otherwise. Without it, every call scrapes live and refreshes the cache.
+- \`stale_if_error=1d|…|30d\`: when the live scrape fails with a \`502\` or a \`503\`, a cached result of at most that age is returned instead, for 0 credits, with \`meta.stale: true\`.
+- \`GET /v1/account\` tells the balance; \`/v1/account/usage\` the requests and credits per day; \`/v1/account/requests\` every request.
+
+## Paging
+
+Listings come a page at a time. Pass the token of a page back, with the same parameters, to get the next one; each endpoint keeps the names its source uses:
+
+${pagingTable(endpoints)}
+
+Tokens last 24 hours and are bound to their endpoint and target (\`400 BAD_REQUEST\` otherwise). Every page is a request and, live, costs a credit. The SDK's \`client.paginate(path, query)\` and the command line's \`--all\` follow any listing to its end.
+
+## Rate limits
+
+Each team has a number of requests per rolling 60 seconds (100 by default). Every answer carries:
+
+| header | meaning |
+|---|---|
+| \`X-RateLimit-Limit\` | requests allowed per 60 seconds |
+| \`X-RateLimit-Remaining\` | requests left in the window |
+| \`X-RateLimit-Reset\` | seconds until the window admits one more request (0 while requests remain) |
+| \`Retry-After\` | on a \`429\` (and on some \`502\` and \`503\`): seconds to wait before retrying |
+| \`X-Request-Id\` | the request's id, also \`meta.requestId\` |
+
+## Errors
+
+Every error is \`{ "error": { "code", "message", "requestId", "details"? } }\`; \`details\` lists each invalid parameter (\`path\`, \`message\`). Only a \`200\` is charged.
+
+${errorTable()}
+
+## Test mode
+
+A test key (\`psk_test_…\`) works everywhere a key does (the API, the SDK, the command line, MCP). Its requests go to a sandbox the service runs itself, cost nothing, never touch the cache, count in a rate window of their own and carry \`meta.test: true\`. The sandbox serves made-up accounts such as \`lunavoss\`; the examples on this page come from it. A service whose test mode is off answers test keys \`403 FORBIDDEN\`.
+
+## SDK, command line and MCP
+
+- **TypeScript SDK** (\`@pagescrape/sdk\`, in the repository's \`sdk/\`): a typed method per endpoint, \`paginate()\`, retries of \`429\`/\`502\`/\`503\` after \`Retry-After\`, an error class per code. It reads \`PAGESCRAPE_BASE_URL\` and \`PAGESCRAPE_API_KEY\`.
+- **Command line**: \`npx ./sdk get /v1/shopfront/shop --url https://www.shopfront.example/shop/lunacooks --all\` prints a whole listing as NDJSON.
+- **MCP** for AI agents at \`${base}/mcp\` (Streamable HTTP, the same key in \`x-api-key\`): one tool per endpoint, and \`get_account\`.
+
+The OpenAPI document behind this page is at [\`/openapi.json\`](${base}/openapi.json).`;
+}
