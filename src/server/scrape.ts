@@ -115,12 +115,12 @@ export class ScrapeService {
 
     let cursor: { position: UpstreamPosition; scrapedAt: number } | null = null;
     if (parsed.token !== null) {
-      const opened = this.#sealer.open(parsed.token, endpoint.id, target);
+      const opened = this.#sealer.open(parsed.token, endpoint.id, cursorBinding(target, caller.test));
       if (!opened.ok) {
         throw new ApiError(
           'BAD_REQUEST',
           opened.problem === 'foreign'
-            ? `The ${endpoint.paging?.param} was issued for another endpoint or target; repeat the parameters of the first call.`
+            ? `The ${endpoint.paging?.param} was issued for another endpoint or target, or to a key of the other mode (test or live); repeat the parameters of the first call with the same key.`
             : `The ${endpoint.paging?.param} is malformed or was not issued by this service.`,
         );
       }
@@ -385,7 +385,7 @@ export class ScrapeService {
       throw error;
     }
     const scrapedAt = this.#settings.now();
-    const data = assemble(endpoint, target, result, scrapedAt, this.#sealer);
+    const data = assemble(endpoint, cursorBinding(target, test), result, scrapedAt, this.#sealer);
     if (!runtime.checkData(data)) {
       const problem = runtime.checkData.errors?.[0];
       const where = problem ? `${problem.instancePath || '/'} ${problem.message ?? ''}`.trim() : 'unknown field';
@@ -410,10 +410,16 @@ const scrapeFailures = {
   rebuild: (failure: { code: ErrorCode; message: string; headers: Record<string, string> }) => new ApiError(failure.code, failure.message, { headers: failure.headers }),
 };
 
-/** Puts the extractor's data in the schema's field order, with `paging` and `fetchedAt`. */
+/**
+ * What a cursor is bound to: its target and, for a test-mode key, test mode, whose positions are
+ * the sandbox's. A cursor of one mode is refused to a key of the other.
+ */
+const cursorBinding = (target: TargetParams, test: boolean): TargetParams => (test ? { ...target, '~mode': 'test' } : target);
+
+/** Puts the extractor's data in the schema's field order, with `paging` and `fetchedAt` (its cursor bound to `binding`). */
 function assemble(
   endpoint: EndpointDeclaration,
-  target: TargetParams,
+  binding: TargetParams,
   result: ExtractResult,
   scrapedAt: number,
   sealer: CursorSealer,
@@ -422,7 +428,7 @@ function assemble(
   if (endpoint.paging) {
     const { field, flag, end } = endpoint.paging;
     const next = result.next ?? null;
-    extra.paging = { [field]: next ? sealer.seal(endpoint.id, target, next, scrapedAt) : end, [flag]: next !== null };
+    extra.paging = { [field]: next ? sealer.seal(endpoint.id, binding, next, scrapedAt) : end, [flag]: next !== null };
   }
   const ordered: Record<string, unknown> = {};
   for (const name of Object.keys(endpoint.data.properties)) {

@@ -53,6 +53,28 @@ describe('test-mode keys', () => {
     assert.equal(account.meta.test, true);
   });
 
+  test("a test key's cursor (the sandbox's position) is refused to a live key, and a live key's to a test key", async () => {
+    const modes = await startHarness({ credits: 100, app: { upstream: binder('real'), testUpstream: binder('sandbox') } });
+    try {
+      const generated = generateKey('test');
+      await modes.stores.accounts.createKey({ teamId: modes.team.id, name: 'test', hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
+      const endpoint = byId('shopfront.shop');
+      const paging = endpoint.paging!;
+      const query = variantQuery(endpoint, 'follow');
+      const tokenOf = (body: ReturnType<typeof success>) => (body.data.paging as Record<string, string>)[paging.field] as string;
+      const testToken = tokenOf(success(await modes.get(urlOf(endpoint, {}, query), { 'x-api-key': generated.key })));
+      const liveToken = tokenOf(success(await modes.get(urlOf(endpoint, {}, query))));
+      const refused = expectError(await modes.get(urlOf(endpoint, { [paging.param]: testToken }, query)), 400, 'BAD_REQUEST', { authed: true });
+      assert.match(refused.message, /test or live/);
+      expectError(await modes.get(urlOf(endpoint, { [paging.param]: liveToken }, query), { 'x-api-key': generated.key }), 400, 'BAD_REQUEST', { authed: true });
+      // Each key goes on with its own.
+      success(await modes.get(urlOf(endpoint, { [paging.param]: liveToken }, query)));
+      success(await modes.get(urlOf(endpoint, { [paging.param]: testToken }, query), { 'x-api-key': generated.key }));
+    } finally {
+      await modes.close();
+    }
+  });
+
   test('with test mode off, a test key gets 403 saying so', async () => {
     const off = await startHarness({ credits: 10 });
     try {
