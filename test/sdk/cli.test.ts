@@ -6,8 +6,7 @@ import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { platforms } from '../../sandbox/platforms/index.ts';
-import { startService, type Service } from '../support/service.ts';
+import { catalogued as catalogueQuery, startService, type Service } from '../support/service.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CLI = join(ROOT, 'sdk', 'dist', 'cli.js');
@@ -20,11 +19,7 @@ interface Ran {
 }
 
 /** Arguments for `get` of the catalogue entry of `path` whose description matches `pattern`. */
-function catalogued(path: string, pattern: RegExp): string[] {
-  const entry = platforms.flatMap((platform) => platform.catalogue).find((candidate) => candidate.endpoint === path && pattern.test(candidate.description));
-  assert.ok(entry, `a catalogue entry of ${path} matching ${pattern}`);
-  return ['get', path, ...[...new URLSearchParams(entry.query)].flatMap(([name, value]) => [`--${name}`, value])];
-}
+const catalogued = (path: string, pattern: RegExp): string[] => ['get', path, ...Object.entries(catalogueQuery(path, pattern)).flatMap(([name, value]) => [`--${name}`, value])];
 
 describe('pagescrape, the command line', () => {
   let service: Service;

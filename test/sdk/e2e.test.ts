@@ -3,7 +3,6 @@
 // paginate(), the error classes of real answers, and a test-mode key.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { platforms } from '../../sandbox/platforms/index.ts';
 import {
   ENDPOINTS,
   ForbiddenError,
@@ -17,14 +16,10 @@ import {
   type Endpoints,
   type PagedPath,
 } from '../../sdk/dist/index.js';
-import { startService, type Service } from '../support/service.ts';
+import { catalogued as catalogueQuery, startService, type Service } from '../support/service.ts';
 
-/** The query of the sandbox catalogue's entry for `path` whose description matches `pattern`. */
-function catalogued<P extends keyof Endpoints>(path: P, pattern: RegExp): Endpoints[P]['query'] {
-  const entry = platforms.flatMap((platform) => platform.catalogue).find((candidate) => candidate.endpoint === path && pattern.test(candidate.description));
-  assert.ok(entry, `a catalogue entry of ${path} matching ${pattern}`);
-  return Object.fromEntries(new URLSearchParams(entry.query)) as Endpoints[P]['query'];
-}
+/** The typed query of the sandbox catalogue's entry for `path` whose description matches `pattern`. */
+const catalogued = <P extends keyof Endpoints>(path: P, pattern: RegExp): Endpoints[P]['query'] => catalogueQuery(path, pattern) as Endpoints[P]['query'];
 
 describe('SDK against the service and the sandbox', () => {
   let service: Service;

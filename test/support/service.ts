@@ -1,6 +1,7 @@
 // The service as a user of the SDK meets it: a real start() over HTTP, scraping the sandbox
 // upstream (on local ports), with test mode on; a team with credits and its live and test keys,
-// and a team without credits.
+// and a team without credits; and the sandbox catalogue's queries.
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { start } from '../../src/main.ts';
 import { generateKey } from '../../src/server/keys.ts';
 import { openStores } from '../../src/store/open.ts';
 import type { Stores, Team } from '../../src/store/types.ts';
+import { platforms } from '../../sandbox/platforms/index.ts';
 import { startSandbox } from '../../sandbox/server.ts';
 
 export interface Service {
@@ -43,4 +45,11 @@ export async function startService(): Promise<Service> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The query of the sandbox catalogue's entry for `path` whose description matches `pattern`. */
+export function catalogued(path: string, pattern: RegExp): Record<string, string> {
+  const entry = platforms.flatMap((platform) => platform.catalogue).find((candidate) => candidate.endpoint === path && pattern.test(candidate.description));
+  assert.ok(entry, `a catalogue entry of ${path} matching ${pattern}`);
+  return Object.fromEntries(new URLSearchParams(entry.query));
 }
