@@ -64,7 +64,7 @@ const HELP = `Usage:
 Options:
   --base-url <url>   the service (default: $PAGESCRAPE_BASE_URL, else http://127.0.0.1:3000)
   --api-key <key>    the key (default: $PAGESCRAPE_API_KEY)
-  --timeout <s>      bound on each attempt, in seconds (default 60)
+  --timeout <s>      bound on each attempt, in whole seconds, at least 1 (default 60)
   --retries <n>      retries of 429, 502, 503 and failed connections (default 3)
   -h, --help         this help
   -v, --version      the version
@@ -119,7 +119,7 @@ function parse(argv: readonly string[]): Command {
       if (name === 'max-pages') parsed.maxPages = count('--max-pages', value);
       else if (name === 'base-url') parsed.baseUrl = value;
       else if (name === 'api-key') parsed.apiKey = value;
-      else if (name === 'timeout') parsed.timeoutMs = count('--timeout', value) * 1000;
+      else if (name === 'timeout') parsed.timeoutMs = Math.max(1, count('--timeout', value)) * 1000;
       else if (name === 'retries') parsed.maxRetries = count('--retries', value);
       else if (name === '') throw new UsageError('A parameter needs a name: --<param> <value>.');
       else parsed.params[name] = value;

@@ -6,12 +6,12 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { Type, type TObject } from 'typebox';
 import { accountEndpoints } from '../account/endpoints.ts';
 import type { ApiEndpoint, EndpointDeclaration } from '../endpoints/types.ts';
 import { ApiError, sendError } from '../server/errors.ts';
-import { hashKey, looksLikeKey } from '../server/keys.ts';
+import { checkPresentedKey } from '../server/plugins/auth.ts';
 import { Meta } from '../server/plugins/openapi.ts';
 import { fullQuerySchema } from '../server/query.ts';
 import type { Stores } from '../store/types.ts';
@@ -23,6 +23,8 @@ export interface McpOptions {
   stores: Stores;
   endpoints: readonly EndpointDeclaration[];
   version: string;
+  /** The app's clock, for the count of failed keys per address. */
+  now: () => number;
 }
 
 interface ToolOf {
@@ -63,24 +65,14 @@ function tools(endpoints: readonly EndpointDeclaration[]): Map<string, ToolOf> {
   );
 }
 
-/** The key the MCP request presents, as the API takes it: `x-api-key` or Bearer. */
-function keyOf(request: FastifyRequest): string | null {
-  const header = request.headers['x-api-key'];
-  if (typeof header === 'string' && header.trim() !== '') return header.trim();
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-  return match?.[1] ?? null;
-}
-
-export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { stores, endpoints, version }) => {
+export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { stores, endpoints, version, now }) => {
   const byName = tools(endpoints);
 
   app.post('/mcp', { bodyLimit: BODY_LIMIT, schema: { hide: true } }, async (request, reply) => {
-    // The key is checked here (without counting a request) so that no one lists tools without
-    // one; each call then goes through the API's own authentication and limits.
-    const key = keyOf(request);
-    if (key === null || !looksLikeKey(key) || (await stores.accounts.findActiveKey(hashKey(key))) === null) {
-      throw new ApiError('UNAUTHORIZED', 'An API key is required: send it in the x-api-key header or as Authorization: Bearer <key>.');
-    }
+    // The key is checked here (without counting a request, but counting a failure against the
+    // address as the API does) so that no one lists tools without one; each call then goes
+    // through the API's own authentication and limits.
+    const key = await checkPresentedKey(request, stores, now());
     const server = new Server({ name: 'pagescrape', version }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...byName.values()].map((entry) => entry.tool) }));
     server.setRequestHandler(CallToolRequestSchema, async (call): Promise<CallToolResult> => {

@@ -161,7 +161,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     internalSecret,
     testMode: options.testUpstream !== undefined,
   });
-  await app.register(mcpPlugin, { stores, endpoints: options.endpoints, version: '1.0.0' });
+  await app.register(mcpPlugin, { stores, endpoints: options.endpoints, version: '1.0.0', now });
   await app.register(dashboardPlugin, {
     prefix: '/dashboard',
     stores,

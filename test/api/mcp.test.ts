@@ -103,4 +103,28 @@ describe('MCP at /mcp', () => {
     await assert.rejects(connect(`psk_live_${'x'.repeat(32)}`));
     assert.equal((await fetch(`${base}/mcp`)).status, 405);
   });
+
+  test('failed keys are limited per address as on the API (429 after 30), and two different keys are refused', async () => {
+    const other = await startHarness({ credits: 5 });
+    try {
+      const url = `${await other.app.listen({ host: '127.0.0.1', port: 0 })}/mcp`;
+      const post = (headers: Record<string, string>) =>
+        fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        });
+      const both = await post({ 'x-api-key': other.key, authorization: `Bearer psk_live_${'y'.repeat(32)}` });
+      assert.equal(both.status, 401, 'x-api-key and Bearer disagree');
+      for (let attempt = 2; attempt <= 30; attempt++) assert.equal((await post({ 'x-api-key': `psk_live_${'x'.repeat(32)}` })).status, 401, `attempt ${attempt}`);
+      const limited = await post({ 'x-api-key': `psk_live_${'x'.repeat(32)}` });
+      assert.equal(limited.status, 429);
+      assert.equal(((await limited.json()) as { error: { code: string } }).error.code, 'RATE_LIMITED');
+      assert.ok(limited.headers.get('retry-after'));
+      // A valid key is never refused by that limit.
+      assert.equal((await post({ 'x-api-key': other.key })).status, 200);
+    } finally {
+      await other.close();
+    }
+  });
 });

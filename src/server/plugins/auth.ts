@@ -88,6 +88,22 @@ async function admit(request: FastifyRequest, stores: Stores, gate: Gate, keyUse
     keyUse.touch(admitted.key.id, new Date(now).toISOString());
     return admitted;
   }
+  return refuse(request, stores, now, key, conflict);
+}
+
+/**
+ * Checks the key a request presents without admitting the request (nothing counted against the
+ * team), for a route whose calls each go through the API afterwards (MCP): the key, or the
+ * API's own refusal, 401 or 429 past the address's failed attempts.
+ */
+export async function checkPresentedKey(request: FastifyRequest, stores: Stores, now: number): Promise<string> {
+  const { key, conflict } = presentedKey(request);
+  if (!conflict && key !== null && looksLikeKey(key) && (await stores.accounts.findActiveKey(hashKey(key))) !== null) return key;
+  return refuse(request, stores, now, key, conflict);
+}
+
+/** Refuses a request without a valid key: 401, or 429 once its address has failed too often. */
+async function refuse(request: FastifyRequest, stores: Stores, now: number, key: string | null, conflict: boolean): Promise<never> {
   // A failure counts only while the address is under its limit; past it, failures are 429
   // until the rolling window frees (the refused ones are not counted, so it does free).
   // Per IPv4 address or IPv6 /64: a client commonly holds a whole /64 and could rotate in it.
