@@ -116,5 +116,11 @@ describe('the reference page', () => {
       const py = await run('python3', ['-c', python.source], { env, maxBuffer: 16 * 1024 * 1024 });
       assert.ok(py.stdout.length > 0, `${endpoint.path}: Python`);
     }
+    // The TypeScript samples also compile, strictly, against the SDK's types.
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', lib: ['es2022', 'dom'], types: [], strict: true, noEmit: true, allowImportingTsExtensions: true }, include: ['*.ts'] }),
+    );
+    await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir]).catch((error: { stdout: string }) => assert.fail(`the TypeScript samples do not compile:\n${error.stdout}`));
   });
 });
