@@ -1,12 +1,13 @@
 // The OpenAPI 3.1 document at /openapi.json, generated from the endpoint declarations, and the
 // docs page at /docs, served entirely by the service itself.
 import { ACCOUNT_TAG, accountEndpoints } from '../../src/account/endpoints.ts';
-import { STATUS_TAG } from '../../src/server/plugins/openapi.ts';
+import { acceptsGzip, STATUS_TAG } from '../../src/server/plugins/openapi.ts';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { endpoints } from '../../src/endpoints/index.ts';
@@ -348,6 +349,26 @@ describe('GET /docs', () => {
     const spec = await h.app.inject({ method: 'GET', url: String(parsed.url) });
     assert.equal(spec.statusCode, 200);
     assert.equal((spec.json() as Json).openapi, '3.1.0');
+  });
+
+  test('its 4.9 MB script goes gzipped to a client that takes gzip, as it is to one that does not, and is kept for a day', async () => {
+    const plain = await h.app.inject({ method: 'GET', url: '/docs/js/scalar.js' });
+    assert.equal(plain.statusCode, 200);
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.equal(plain.headers['cache-control'], 'public, max-age=86400');
+    for (let round = 0; round < 2; round++) {
+      const packed = await h.app.inject({ method: 'GET', url: '/docs/js/scalar.js', headers: { 'accept-encoding': 'br, gzip;q=0.8' } });
+      assert.equal(packed.headers['content-encoding'], 'gzip');
+      assert.equal(packed.headers.vary, 'accept-encoding');
+      assert.ok(packed.rawPayload.length < plain.rawPayload.length / 2, `${packed.rawPayload.length} bytes`);
+      assert.equal(Number(packed.headers['content-length']), packed.rawPayload.length);
+      assert.equal(gunzipSync(packed.rawPayload).toString(), plain.body);
+    }
+    assert.equal((await h.app.inject({ method: 'GET', url: '/docs/js/scalar.js', headers: { 'accept-encoding': 'gzip;q=0' } })).headers['content-encoding'], undefined);
+    assert.deepEqual(
+      ['gzip', 'GZIP', 'deflate, *', 'br;q=1, gzip;q=0.1', 'gzip;q=0', 'br', '', undefined].map((header) => acceptsGzip(header)),
+      [true, true, true, true, false, false, false, false],
+    );
   });
 
   test('/ leads to it, and the browser\'s icon request is answered', async () => {
