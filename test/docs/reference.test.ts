@@ -104,16 +104,16 @@ describe('the reference page', () => {
     for (const endpoint of all) {
       const [curl, typescript, python] = document.paths[endpoint.path]?.get['x-codeSamples'] ?? [];
       assert.ok(curl && typescript && python);
-      const shell = await run('sh', ['-c', curl.source], { env, maxBuffer: 16 * 1024 * 1024 });
-      const body = JSON.parse(shell.stdout) as { data: unknown };
-      assert.ok(body.data, `${endpoint.path}: curl`);
-
       const file = join(dir, `${endpoint.id}.ts`);
       writeFileSync(file, typescript.source);
-      const node = await run(process.execPath, [file], { env, cwd: dir, maxBuffer: 16 * 1024 * 1024 });
+      // The three at once: each is a process that mostly waits for its start and the service.
+      const [shell, node, py] = await Promise.all([
+        run('sh', ['-c', curl.source], { env, maxBuffer: 16 * 1024 * 1024 }),
+        run(process.execPath, [file], { env, cwd: dir, maxBuffer: 16 * 1024 * 1024 }),
+        run('python3', ['-c', python.source], { env, maxBuffer: 16 * 1024 * 1024 }),
+      ]);
+      assert.ok((JSON.parse(shell.stdout) as { data: unknown }).data, `${endpoint.path}: curl`);
       assert.ok(node.stdout.length > 0, `${endpoint.path}: TypeScript`);
-
-      const py = await run('python3', ['-c', python.source], { env, maxBuffer: 16 * 1024 * 1024 });
       assert.ok(py.stdout.length > 0, `${endpoint.path}: Python`);
     }
     // The TypeScript samples also compile, strictly, against the SDK's types.

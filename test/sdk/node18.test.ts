@@ -1,5 +1,5 @@
 // The SDK on the oldest Node it claims: Node 18, fetched from the npm registry as the `node`
-// package (npx caches it after the first run). The built SDK lists a large page to its end with
+// package (npx keeps it in its cache after the first run). The built SDK lists a large page to its end with
 // paginate(), and its command line dumps a listing and reports an error, as on the current Node.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -18,10 +18,13 @@ describe(`the SDK on Node 18 (${NODE_18})`, () => {
   let service: Service;
   let dir: string;
   let env: NodeJS.ProcessEnv;
+  let node = '';
   /** Runs `args` with Node 18. */
-  const node18 = (args: string[]) => run('npx', ['--yes', '--package', NODE_18, '--', 'node', ...args], { env, cwd: dir, maxBuffer: 64 * 1024 * 1024, timeout: 300_000 });
+  const node18 = (args: string[]) => run(node, args, { env, cwd: dir, maxBuffer: 64 * 1024 * 1024 });
 
   before(async () => {
+    // npx fetches it once (and checks the registry at each call): ask it once where it is.
+    node = (await run('npx', ['--yes', '--package', NODE_18, '--', 'node', '-p', 'process.execPath'], { timeout: 300_000 })).stdout.trim();
     service = await startService();
     dir = mkdtempSync(join(tmpdir(), 'sdk-node18-'));
     // A project with the SDK installed, as `npm install <repository>/sdk` links it.
