@@ -53,6 +53,8 @@ Try:
 ${examples.join('\n')}
   curl -s "${base}/openapi.json" | head -c 300; echo
   npm run -s admin -- usage --team ${team.id}
+  # the SDK's command line: a whole listing as NDJSON
+  PAGESCRAPE_BASE_URL=${base} PAGESCRAPE_API_KEY=${key} npm run -s client -- get /v1/shopfront/shop --url https://www.shopfront.example/shop/bighaul --all | wc -l
 Docs: open ${base}/docs in a browser.
 Dashboard: open ${passwordLink}
   to set a password for ${DEMO_EMAIL} (a new link at every start, usable once), then sign in at ${base}/dashboard.
