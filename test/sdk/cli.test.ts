@@ -3,6 +3,7 @@
 // duplicates, the progress line on a terminal, and the exit code of each error class.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -130,6 +131,8 @@ describe('pagescrape, the command line', () => {
   });
 
   test('npm run -s client from the repository, and npx from the sdk/ package', async () => {
+    // npx runs the bin itself, so the build leaves it executable (npm only sets the bit when it links the package).
+    assert.ok((statSync(CLI).mode & 0o111) !== 0, 'sdk/dist/cli.js is executable');
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
     const viaScript = await run(npm, ['run', '-s', 'client', '--', 'get', '/v1/snapmsg/profile', '--username', 'lunavoss'], { cwd: ROOT, env });
     assert.equal((JSON.parse(viaScript.stdout) as { data: { profile: { username: string } } }).data.profile.username, 'lunavoss');
