@@ -65,7 +65,7 @@ Options:
   --base-url <url>   the service (default: $PAGESCRAPE_BASE_URL, else http://127.0.0.1:3000)
   --api-key <key>    the key (default: $PAGESCRAPE_API_KEY)
   --timeout <s>      bound on each attempt, in whole seconds, at least 1 (default 60)
-  --retries <n>      retries of 429, 502, 503 and failed connections (default 3)
+  --retries <n>      retries of 429, 502, 503 and refused connections (default 3)
   -h, --help         this help
   -v, --version      the version
 

@@ -9,6 +9,8 @@ const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
 const DEFAULTS = { timeoutMs: 60_000, maxRetries: 3, maxRetryDelayMs: 60_000 };
 /** Answers worth another attempt: rate limited, source unavailable, service busy. None of them is charged. */
 const RETRYABLE_STATUSES = new Set([429, 502, 503]);
+/** Connection failures that happen before a request reaches the service: retrying them repeats nothing. */
+const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 /** Back-off without `Retry-After`: 0.5 s, 1 s, 2 s, … up to 8 s, each with jitter. */
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_MAX_MS = 8_000;
@@ -52,7 +54,8 @@ export class PageScrape extends EndpointMethods {
 
   /**
    * Calls the endpoint at `path` with `query` and answers its `data` and `meta`. Retries a 429,
-   * 502 or 503 answer, or a failed connection, up to `maxRetries` times: after the answer's
+   * 502 or 503 answer, or a connection that failed before the request was sent (a connection
+   * that broke after it may have been charged a live scrape), up to `maxRetries` times: after the answer's
    * `Retry-After`, else after an exponential back-off, each wait with jitter. Throws the error
    * class of the answer's code (`NotFoundError`, …), a `TimeoutError`, or a `ConnectionError`;
    * an aborted `signal` rejects with its reason.
@@ -69,7 +72,7 @@ export class PageScrape extends EndpointMethods {
         if (!(caught instanceof PageScrapeError)) throw caught;
         error = caught;
       }
-      const retryable = error instanceof ConnectionError || RETRYABLE_STATUSES.has(error.status);
+      const retryable = error instanceof ConnectionError ? !error.mayHaveReached : RETRYABLE_STATUSES.has(error.status);
       if (!retryable || attempt >= maxRetries) throw error;
       const delay = this.#delay(error, attempt);
       if (delay === null) throw error;
@@ -143,7 +146,7 @@ export class PageScrape extends EndpointMethods {
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       if (controller.signal.aborted) throw timeout;
-      throw new ConnectionError(`Could not reach ${this.baseUrl}: ${error instanceof Error ? error.message : String(error)}.`, { code: 'CONNECTION_ERROR', status: 0, cause: error });
+      throw new ConnectionError(`Could not reach ${this.baseUrl}: ${describe(error)}.`, { code: 'CONNECTION_ERROR', status: 0, cause: error, mayHaveReached: !neverSent(error) });
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', forward);
@@ -224,6 +227,25 @@ export class Listing<Item> implements AsyncIterable<Item> {
     for await (const item of this) all.push(item);
     return all;
   }
+}
+
+/** The network codes of a failed `fetch` (its cause, or each attempt of its cause). */
+function networkCodes(error: unknown): string[] {
+  const cause = (error as { cause?: { code?: unknown; errors?: { code?: unknown }[] } } | null)?.cause;
+  return [cause?.code, ...(cause?.errors ?? []).map((each) => each.code)].filter((code): code is string => typeof code === 'string');
+}
+
+/** Whether a failed `fetch` failed before its request could reach the service (refused, no such host, …). */
+function neverSent(error: unknown): boolean {
+  const codes = networkCodes(error);
+  return codes.length > 0 && codes.every((code) => NEVER_SENT.has(code));
+}
+
+/** A failed `fetch`, in words: its message and the network's. */
+function describe(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause instanceof Error && cause.message ? `${message} (${cause.message})` : message;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -42,7 +42,18 @@ export class PageScrapeError extends Error {
 }
 
 /** The service could not be reached, or the connection broke before the answer was read. */
-export class ConnectionError extends PageScrapeError {}
+export class ConnectionError extends PageScrapeError {
+  /**
+   * Whether the request may have reached the service (the connection broke after it was sent).
+   * Such a call is not retried: its live scrape may have been done and charged.
+   */
+  readonly mayHaveReached: boolean;
+
+  constructor(message: string, init: PageScrapeErrorInit & { mayHaveReached: boolean }) {
+    super(message, init);
+    this.mayHaveReached = init.mayHaveReached;
+  }
+}
 
 /** An attempt took longer than `timeoutMs`. */
 export class TimeoutError extends PageScrapeError {}

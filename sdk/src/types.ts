@@ -13,7 +13,7 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Bound on each attempt, from sending the request to reading the whole answer. */
   timeoutMs?: number;
-  /** Retries of a 429, 502 or 503 answer or of a failed connection. */
+  /** Retries of a 429, 502 or 503 answer, or of a connection refused before the request was sent. */
   maxRetries?: number;
 }
 
@@ -24,7 +24,7 @@ export interface ClientOptions {
   baseUrl?: string;
   /** Bound on each attempt of a call, in milliseconds. Default: 60,000. */
   timeoutMs?: number;
-  /** Retries of a 429, 502 or 503 answer or of a failed connection. Default: 3. */
+  /** Retries of a 429, 502 or 503 answer, or of a connection refused before the request was sent. Default: 3. */
   maxRetries?: number;
   /** The longest wait before a retry, in milliseconds; an answer asking to wait longer is thrown at once. Default: 60,000. */
   maxRetryDelayMs?: number;

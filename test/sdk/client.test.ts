@@ -175,7 +175,32 @@ describe('SDK client against a scripted server', () => {
     closed.close();
     const error = await new PageScrape({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', maxRetries: 1 }).account().catch((caught: unknown) => caught);
     assert.ok(error instanceof ConnectionError);
-    assert.deepEqual([error.code, error.status, error.requestId], ['CONNECTION_ERROR', 0, null]);
+    assert.deepEqual([error.code, error.status, error.requestId, error.mayHaveReached], ['CONNECTION_ERROR', 0, null, false]);
+  });
+
+  test('a refused connection is retried: a service that comes up in time answers', async () => {
+    const late = createServer((_request, response) => ok()(_request, response));
+    late.listen(0, '127.0.0.1');
+    await once(late, 'listening');
+    const port = (late.address() as AddressInfo).port;
+    late.close();
+    await once(late, 'close');
+    setTimeout(() => late.listen(port, '127.0.0.1'), 100);
+    try {
+      const answer = await new PageScrape({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', maxRetries: 3 }).account();
+      assert.deepEqual(answer.data, { fine: true });
+    } finally {
+      late.close();
+    }
+  });
+
+  test('a connection that breaks after the request was sent is not retried: the scrape may have been charged', async () => {
+    script = [(_request, response) => response.socket?.destroy(), ok()];
+    const error = await client().account().catch((caught: unknown) => caught);
+    assert.ok(error instanceof ConnectionError);
+    assert.equal(error.mayHaveReached, true);
+    assert.equal(seen.length, 1, 'sent once');
+    assert.deepEqual((await client().account()).data, { fine: true }, 'the next call is answered');
   });
 
   test('the key and the base URL from the environment; a missing key is refused at once', () => {
