@@ -42,10 +42,25 @@ const scraped = (examples: Record<string, unknown>) =>
     }),
   );
 
+/** A Python that has `requests`: the one on the PATH, else Debian's (.ci/run installs python3-requests). */
+async function pythonWithRequests(): Promise<string> {
+  for (const candidate of [process.env.PYTHON, 'python3', '/usr/bin/python3']) {
+    if (!candidate) continue;
+    const works = await run(candidate, ['-c', 'import requests']).then(
+      () => true,
+      () => false,
+    );
+    if (works) return candidate;
+  }
+  throw new Error('No Python with requests: the Python samples need it (Debian package python3-requests; .ci/run installs it)');
+}
+
 describe('the reference page', () => {
   let service: Service;
   let document: Document;
+  let python = '';
   before(async () => {
+    python = await pythonWithRequests();
     service = await startService();
     document = (await (await fetch(`${service.base}/openapi.json`)).json()) as Document;
   });
@@ -102,19 +117,19 @@ describe('the reference page', () => {
     writeFileSync(join(dir, 'package.json'), '{ "type": "module" }');
     const env = { ...process.env, PAGESCRAPE_API_KEY: service.keys.live };
     for (const endpoint of all) {
-      const [curl, typescript, python] = document.paths[endpoint.path]?.get['x-codeSamples'] ?? [];
-      assert.ok(curl && typescript && python);
+      const [curl, typescript, py] = document.paths[endpoint.path]?.get['x-codeSamples'] ?? [];
+      assert.ok(curl && typescript && py);
       const file = join(dir, `${endpoint.id}.ts`);
       writeFileSync(file, typescript.source);
       // The three at once: each is a process that mostly waits for its start and the service.
-      const [shell, node, py] = await Promise.all([
+      const [shell, node, pythonRun] = await Promise.all([
         run('sh', ['-c', curl.source], { env, maxBuffer: 16 * 1024 * 1024 }),
         run(process.execPath, [file], { env, cwd: dir, maxBuffer: 16 * 1024 * 1024 }),
-        run('python3', ['-c', python.source], { env, maxBuffer: 16 * 1024 * 1024 }),
+        run(python, ['-c', py.source], { env, maxBuffer: 16 * 1024 * 1024 }),
       ]);
       assert.ok((JSON.parse(shell.stdout) as { data: unknown }).data, `${endpoint.path}: curl`);
       assert.ok(node.stdout.length > 0, `${endpoint.path}: TypeScript`);
-      assert.ok(py.stdout.length > 0, `${endpoint.path}: Python`);
+      assert.ok(pythonRun.stdout.length > 0, `${endpoint.path}: Python`);
     }
     // The TypeScript samples also compile, strictly, against the SDK's types.
     writeFileSync(
