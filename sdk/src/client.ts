@@ -86,8 +86,8 @@ export class PageScrape extends EndpointMethods {
    * read and the credits they cost.
    *
    * ```ts
-   * const listing = client.paginate('/v1/shopfront/shop', { url: 'https://shopfront.example/@ava' });
-   * for await (const post of listing) console.log(post.postId);
+   * const listing = client.paginate('/v1/shopfront/shop', { url: 'https://www.shopfront.example/shop/lunacooks' });
+   * for await (const post of listing) console.log(post.id, post.title);
    * console.log(listing.creditsSpent);
    * ```
    */
