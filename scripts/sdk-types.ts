@@ -12,7 +12,7 @@ import { methodName } from '../src/docs/samples.ts';
 import { endpoints } from '../src/endpoints/index.ts';
 import type { ApiEndpoint } from '../src/endpoints/types.ts';
 import { ADVICE_OF, STATUS_OF, type ErrorCode } from '../src/server/errors.ts';
-import { Meta } from '../src/server/plugins/openapi.ts';
+import { ErrorEnvelope, Meta } from '../src/server/plugins/openapi.ts';
 import { fullQuerySchema } from '../src/server/query.ts';
 
 export const GENERATED = join(import.meta.dirname, '..', 'sdk', 'src', 'generated.ts');
@@ -46,6 +46,7 @@ export async function generate(): Promise<string> {
     '',
   ];
   parts.push(await typeOf(Meta, 'Meta'));
+  parts.push(await typeOf(ErrorEnvelope, 'ErrorEnvelope'));
   for (const { endpoint, query } of all) {
     parts.push(await typeOf(query, `${typeName(endpoint.id)}Query`));
     parts.push(await typeOf(endpoint.data, `${typeName(endpoint.id)}Data`));

@@ -1,11 +1,10 @@
 // The errors a call throws. Every error answer of the API becomes an instance of its code's class
 // (generated.ts: `NotFoundError`, `RateLimitedError`, …), all of them `PageScrapeError`s.
 
+import type { ErrorEnvelope } from './generated.ts';
+
 /** One problem with a parameter, as `VALIDATION_ERROR` lists them. */
-export interface ErrorDetail {
-  path: string;
-  message: string;
-}
+export type ErrorDetail = NonNullable<ErrorEnvelope['error']['details']>[number];
 
 export interface PageScrapeErrorInit {
   code: string;

@@ -34,6 +34,21 @@ export interface Meta {
   test?: boolean;
 }
 
+export interface ErrorEnvelope {
+  error: {
+    code: string;
+    message: string;
+    requestId: string;
+    /**
+     * Validation errors only.
+     */
+    details?: {
+      path: string;
+      message: string;
+    }[];
+  };
+}
+
 export interface SocialnetProfilePostsQuery {
   /**
    * Public profile or page URL on www.socialnet.example (also socialnet.example, m., web.): `/{vanity}`, `/{vanity}/{tab}`, `/profile.php?id={id}` or `/people/{Name}/{id}`. One of `url`/`pageId` is required.
