@@ -51,13 +51,14 @@ const exitOf = (error: PageScrapeError): number =>
   error.code === 'CONNECTION_ERROR' || error.code === 'TIMEOUT' ? EXIT.unavailable : (EXIT_OF[error.code as ErrorCode] ?? EXIT.fault);
 
 const HELP = `Usage:
-  pagescrape get <path> [--<param> <value> …] [--all] [--max-pages <n>]
+  pagescrape get <path>[?<query>] [--<param> <value> …] [--all] [--max-pages <n>]
   pagescrape account
   pagescrape endpoints
 
-  get        calls the endpoint at <path> with its parameters under their API names and prints
-             the answer ({ data, meta }) as JSON. With --all (paged endpoints), follows the
-             listing to its end (or --max-pages) and prints one item per line (NDJSON).
+  get        calls the endpoint at <path> with its parameters under their API names (as flags,
+             or as the path's query string) and prints the answer ({ data, meta }) as JSON.
+             With --all (paged endpoints), follows the listing to its end (or --max-pages) and
+             prints one item per line (NDJSON).
   account    prints the key's team, balance and rate limit.
   endpoints  lists every path, its parameters and whether it pages.
 
@@ -126,6 +127,12 @@ function parse(argv: readonly string[]): Command {
     } else positional.push(argument);
   }
   [parsed.command, parsed.path] = positional;
+  // A path with its query string, as curl takes it: its parameters, unless a flag names them too.
+  const question = parsed.path?.indexOf('?') ?? -1;
+  if (parsed.path !== undefined && question !== -1) {
+    parsed.params = { ...Object.fromEntries(new URLSearchParams(parsed.path.slice(question + 1))), ...parsed.params };
+    parsed.path = parsed.path.slice(0, question);
+  }
   if (positional.length > (parsed.command === 'get' ? 2 : 1)) throw new UsageError(`Unexpected argument ${JSON.stringify(positional.at(-1))}.`);
   return parsed;
 }

@@ -42,6 +42,17 @@ describe('pagescrape, the command line', () => {
   };
   const lines = (stdout: string) => stdout.split('\n').filter((line) => line !== '');
 
+  test('a path with its query string, as curl takes it, is read as its parameters; a flag given too wins', async () => {
+    const ran = await cli(['get', '/v1/snapmsg/profile?username=nobody&cache_max_age=7d', '--username', 'lunavoss']);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal((JSON.parse(ran.stdout) as { data: { profile: { username: string } } }).data.profile.username, 'lunavoss');
+    const listed = await cli(['get', `/v1/shopfront/shop?${new URLSearchParams(catalogueQuery('/v1/shopfront/shop', /480 posts/))}`, '--all']);
+    assert.equal(lines(listed.stdout).length, 480);
+    const unknown = await cli(['get', '/v1/snapmsg/profile?usernme=x']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /has no parameter --usernme/);
+  });
+
   test('get prints the answer as JSON', async () => {
     const ran = await cli(['get', '/v1/snapmsg/profile', '--username', 'lunavoss']);
     assert.equal(ran.code, 0, ran.stderr);
