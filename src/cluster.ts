@@ -1,6 +1,7 @@
 // `npm run cluster -- --nodes N`: a real cluster on this machine. The sandbox upstream, N
 // service nodes (each its own process, on PostgreSQL and Redis) and HAProxy in front of them
-// with cluster/haproxy.cfg; it prints the one address to use and a demo key. Ctrl-C stops all.
+// with cluster/haproxy.cfg; it prints the one address to use and a demo key, written to
+// DATA_DIR/demo-key as `npm run demo` does (the README's curl lines read it). Ctrl-C stops all.
 //
 // PostgreSQL and Redis are the machine's: DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/pagescrape_cluster, created when missing) and REDIS_URL
@@ -20,7 +21,7 @@ import { loadConfig, UNPACED_ENV } from './config.ts';
 import { DEMO_EMAIL, demoTeam, demoUserLink, rotateDemoKey } from './demo-team.ts';
 import { listenFailure, stopOnSignals } from './lifecycle.ts';
 import { migrateDatabase } from './store/postgres/index.ts';
-import { openStores } from './store/open.ts';
+import { CLUSTER_DEMO_KEY_FILE, DEMO_KEY_FILE, openStores } from './store/open.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const HAPROXY_CONFIG = join(ROOT, 'cluster', 'haproxy.cfg');
@@ -305,7 +306,8 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/pagescrape_cluster';
   const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
   const redisPrefix = process.env.REDIS_PREFIX || 'pagescrape-cluster:';
-  const dataDir = resolve(process.env.DATA_DIR || './data', 'cluster');
+  const rootDataDir = resolve(process.env.DATA_DIR || './data');
+  const dataDir = join(rootDataDir, 'cluster');
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
 
   await ensureDatabase(databaseUrl);
@@ -350,17 +352,21 @@ async function main(): Promise<void> {
     throw error;
   }
   await stores.close();
-  writeFileSync(join(dataDir, 'demo-key'), `${key}\n`, { mode: 0o600 });
+  // Where the demo writes its key, which the README's curl lines read; the cluster's own copy
+  // tells the embedded store that this key file is not its own.
+  const keyFile = join(rootDataDir, DEMO_KEY_FILE);
+  writeFileSync(join(rootDataDir, CLUSTER_DEMO_KEY_FILE), `${key}\n`, { mode: 0o600 });
+  writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
   console.log(`
 Cluster listening on ${cluster.address} (HAProxy in front of ${nodes} nodes):
 ${cluster.nodes.map((node) => `  node ${node.index}: ${node.address}`).join('\n')}
 PostgreSQL ${databaseUrl.replace(/\/\/[^@]*@/, '//…@')}, Redis ${redisUrl.replace(/\/\/[^@]*@/, '//…@')} (keys under ${redisPrefix})
 Demo team ${teamId}; demo key: ${key}
-  (also written to ${join(dataDir, 'demo-key')})
+  (new at every start, the previous one revoked; also written to ${keyFile}, as npm run demo does)
 Dashboard: open ${passwordLink}
   to set a password for ${DEMO_EMAIL}, then sign in at ${cluster.address}/dashboard.
 Try:
-  curl -s -H "x-api-key: $(cat ${join(dataDir, 'demo-key')})" "${cluster.address}/v1/snapmsg/profile?username=lunavoss"
+  curl -s -H "x-api-key: $(cat ${keyFile})" "${cluster.address}/v1/snapmsg/profile?username=lunavoss"
   curl -s ${cluster.address}/readyz
 Ctrl-C stops HAProxy, the nodes and the sandbox.
 `);
