@@ -25,7 +25,9 @@ import { CLUSTER_DEMO_KEY_FILE, DEMO_KEY_FILE, openStores } from './store/open.t
 
 const ROOT = resolve(import.meta.dirname, '..');
 const HAPROXY_CONFIG = join(ROOT, 'cluster', 'haproxy.cfg');
-const READY_TIMEOUT_MS = 30_000;
+// How long a node or HAProxy may take to start: a node loads its modules and opens its stores,
+// which on a busy machine (several nodes starting at once among other work) has taken over 30 s.
+const READY_TIMEOUT_MS = 120_000;
 
 export interface ClusterOptions {
   nodes: number;
