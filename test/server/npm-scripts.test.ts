@@ -311,6 +311,35 @@ describe('npm run cluster', () => {
   });
 });
 
+describe('npm run cluster with its port in use', () => {
+  test('says which option to change, and leaves nothing running', async () => {
+    const backends = await testBackends();
+    const checkout = mkdtempSync(join(tmpdir(), 'cluster-port-test-'));
+    const taken = await occupy();
+    try {
+      const env = {
+        DATA_DIR: join(checkout, 'data'),
+        PORT: String(taken.port),
+        SANDBOX_PORT_BASE: '0',
+        DATABASE_URL: await backends.freshDatabaseUrl(),
+        REDIS_URL: backends.redisUrl,
+        REDIS_PREFIX: backends.freshPrefix(),
+        LOG_LEVEL: 'warn',
+      };
+      const cluster = npmRun('cluster', env, true, ['--nodes', '1']);
+      await groupGone(cluster.npm.pid ?? 0, 180_000);
+      assert.notEqual((await cluster.exited).code, 0);
+      const last = cluster.stderr().trim().split('\n').at(-1) ?? '';
+      assert.match(last, new RegExp(`^--port ${taken.port}: 127\\.0\\.0\\.1:${taken.port} is already in use \\(EADDRINUSE\\); set --port to a free port`), cluster.stderr());
+      assert.doesNotMatch(cluster.stderr(), STACK);
+    } finally {
+      taken.server.close();
+      await backends.drop();
+      rmSync(checkout, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a port in use is one line naming the variable to change', () => {
   let taken: { server: Server; port: number };
   let dir = '';
