@@ -36,7 +36,8 @@ export async function cutOff(page: Page, root?: Locator): Promise<string[]> {
     // The boxes around root count too: they may be what cuts it.
     if (root) for (let up = root.parentElement; up && up !== document.body; up = up.parentElement) inside.push(up);
     for (const element of inside) {
-      if (field(element) || !clips(element) || element.getClientRects().length === 0) continue;
+      // Not shown, or shown to screen readers alone (clipped to a pixel).
+      if (field(element) || !clips(element) || element.getClientRects().length === 0 || element.clientWidth <= 1) continue;
       if (element.scrollWidth > element.clientWidth + 1) problems.push(describe(element) + ': ' + element.scrollWidth + ' px of content in ' + element.clientWidth + ' px');
     }
     return problems;
