@@ -75,6 +75,15 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The two messages of `UPSTREAM_BLOCKED` (same code, status and `Retry-After`): the platform
+ * refused the request (a block), or did not answer it after the retries (an outage).
+ */
+export const UPSTREAM_BLOCKED_MESSAGE = {
+  blocked: (platform: string) => `${platform} blocked the request (its rate limit, a login wall, a challenge or a block page); retry later.`,
+  unavailable: (platform: string) => `${platform} is temporarily unavailable; retry shortly.`,
+};
+
 export const validationError = (details: ValidationDetail[]) =>
   new ApiError('VALIDATION_ERROR', 'The query parameters are invalid; see details.', { details });
 
@@ -91,6 +100,14 @@ export function errorBody(error: ApiError, requestId: string): string {
 
 /** The content type of every JSON answer. */
 export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The headers every answer carries, set as a request arrives: its id, and `nosniff`, so that no
+ * browser takes a JSON body (which may echo a client's input) for HTML or script.
+ */
+export function stampAnswer(reply: FastifyReply, requestId: string): FastifyReply {
+  return reply.header('x-request-id', requestId).header('x-content-type-options', 'nosniff');
+}
 
 /** Answers with `error` in the envelope, its status and headers. */
 export function sendError(reply: FastifyReply, error: ApiError, requestId: string): FastifyReply {
