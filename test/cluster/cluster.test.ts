@@ -19,7 +19,11 @@ import { testBackends, type TestBackends } from '../support/backends.ts';
 import { OwnRedis } from '../support/outages.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const BUDGET_MS = 10_000;
+// Each request's budget. 600 live scrapes at once through three nodes and the sandbox, all on
+// this machine, have taken longer than 10 s on a busy one: a scrape past its budget fails
+// (502), and such failures soon open the platform's breaker, which the exact counts below
+// would take for a fault in the credits or the limit.
+const BUDGET_MS = 20_000;
 const MARGIN_MS = 1_000;
 
 // Clients keep idle connections for less time than HAProxy and the nodes do (5 s), as clients
