@@ -9,6 +9,7 @@ import { answerAndClose, DEFAULT_CONNECTION_LIMITS, edgeServerFactory, type Conn
 import { CursorSealer } from './cursors.ts';
 import { ApiError, sendError } from './errors.ts';
 import { newRequestId } from './ids.ts';
+import { getInProcess, TOO_LARGE } from './in-process.ts';
 import { randomBytes } from 'node:crypto';
 import { Breakers, DEFAULT_BREAKER, type BreakerSettings } from './breakers.ts';
 import { statusPlugin } from './plugins/status.ts';
@@ -108,7 +109,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const answer =
         code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? new ApiError('REQUEST_TIMEOUT', `The request did not arrive in time (headers within ${limits.headersTimeoutMs / 1000} s, all of it within ${limits.requestTimeoutMs / 1000} s).`)
-          : new ApiError('BAD_REQUEST', code === 'HPE_HEADER_OVERFLOW' ? 'The request URL or headers are too large.' : 'The request could not be read.');
+          : new ApiError('BAD_REQUEST', code === 'HPE_HEADER_OVERFLOW' ? TOO_LARGE : 'The request could not be read.');
       answerAndClose(socket, answer, requestId);
       app.log.info({ requestId, status: answer.status, address: socket.remoteAddress, problem: code }, 'client error');
     },
@@ -170,10 +171,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     now,
     publicBaseUrl: options.publicBaseUrl,
     baseUrl: () => options.publicBaseUrl ?? listeningUrl(app) ?? 'http://127.0.0.1',
-    callAs: async (keyId, url) => {
-      const response = await app.inject({ method: 'GET', url, headers: { [INTERNAL_CALLER]: `${internalSecret}.${keyId}` } });
-      return { status: response.statusCode, body: response.body };
-    },
+    callAs: (keyId, url) => getInProcess(app, url, { [INTERNAL_CALLER]: `${internalSecret}.${keyId}` }),
   });
   return app;
 }
