@@ -46,6 +46,9 @@ const copyField = (id: string, label: string, value: string): Html =>
 /** A declaration's description, its `backticked` parts as code. */
 const withCode = (text: string): Html[] => text.split('`').map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : html`${part}`));
 
+/** The fields every form of a signed-in page posts: the session's CSRF token and, for an operator, the team. */
+export const SIGNED_IN_FORM = ['csrf', 'team'] as const;
+
 export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, { stores, endpoints, now, callAs, baseUrl }) => {
   app.addHook('preHandler', async (request, reply) => {
     if (request.signedIn) return;
@@ -129,7 +132,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
   }
   app.get('/', (request, reply) => overview(request, reply));
 
-  app.post('/credits', async (request, reply) => {
+  app.post('/credits', { config: { form: [...SIGNED_IN_FORM, 'amount'] } }, async (request, reply) => {
     const scope = await scopeOf(request);
     if (scope.user.role !== 'operator') throw new PageError(403, 'Only an operator can add credits.');
     const raw = String((request.body as Record<string, unknown>).amount ?? '');
@@ -184,7 +187,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
   }
   app.get('/keys', (request, reply) => keysPage(request, reply, null));
 
-  app.post('/keys', async (request, reply) => {
+  app.post('/keys', { config: { form: [...SIGNED_IN_FORM, 'name'] } }, async (request, reply) => {
     const scope = await scopeOf(request);
     const name = String((request.body as Record<string, unknown>).name ?? '').trim();
     if (name === '' || name.length > KEY_NAME_MAX) return keysPage(request, reply, notice('error', `The key name must be 1 to ${KEY_NAME_MAX} characters.`), 422);
@@ -223,7 +226,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
     );
   });
 
-  app.post('/keys/:id/revoke', async (request, reply) => {
+  app.post('/keys/:id/revoke', { config: { form: SIGNED_IN_FORM } }, async (request, reply) => {
     const { scope, key } = await revocable(request);
     await stores.accounts.revokeKey(key.id);
     return reply.redirect(`/dashboard/keys${scope.teamQuery}${scope.teamQuery ? '&' : '?'}revoked=${encodeURIComponent(key.id)}`, 303);
@@ -411,7 +414,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
   }
   app.get('/users', (request, reply) => usersPage(request, reply, null));
 
-  app.post('/users', async (request, reply) => {
+  app.post('/users', { config: { form: [...SIGNED_IN_FORM, 'email', 'role'] } }, async (request, reply) => {
     const scope = await manager(request);
     const body = request.body as Record<string, unknown>;
     const role = body.role === 'owner' ? 'owner' : body.role === 'member' ? 'member' : null;
@@ -457,7 +460,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
     );
   });
 
-  app.post('/users/:id/disable', async (request, reply) => {
+  app.post('/users/:id/disable', { config: { form: SIGNED_IN_FORM } }, async (request, reply) => {
     const { target } = await disablable(request);
     await stores.users.disableUser(target.id);
     return usersPage(request, reply, notice('success', html`<strong>${target.email}</strong> is disabled and signed out everywhere.`));
@@ -528,7 +531,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
     return tryPage(request, reply, id ? byId.get(id) : undefined, {}, '', null);
   });
 
-  app.post('/try', async (request, reply) => {
+  app.post('/try', { config: { form: [...SIGNED_IN_FORM, 'endpoint', 'key', 'q.*'] } }, async (request, reply) => {
     const scope = await scopeOf(request);
     const body = request.body as Record<string, unknown>;
     const endpoint = byId.get(String(body.endpoint ?? ''));

@@ -79,6 +79,13 @@ Each team has a number of requests per rolling 60 seconds (100 by default). Ever
 
 Every error is \`{ "error": { "code", "message", "requestId", "details"? } }\`; \`details\` lists each invalid parameter (\`path\`, \`message\`). Only a \`200\` is charged.
 
+A parameter the endpoint does not declare is refused, never ignored: a typo such as \`cache-max-age=1d\` would otherwise be a live scrape where a free cache hit was meant. Its detail names it and the closest declared name, and every problem of the query comes back in the same \`422\`:
+
+\`\`\`json
+{ "error": { "code": "VALIDATION_ERROR", "message": "The query parameters are invalid; see details.", "requestId": "req_…",
+  "details": [ { "path": "cache-max-age", "message": "Unknown parameter; did you mean cache_max_age?" } ] } }
+\`\`\`
+
 ${errorTable()}
 
 ## Test mode

@@ -7,7 +7,10 @@
 // exactly `windowMs` after it was admitted (no fixed buckets, no approximation).
 //
 // Memory: at most `limit` numbers per active key; keys whose newest request has left the
-// window are dropped by a lazy sweep (at most once per `sweepIntervalMs`).
+// window are dropped by a lazy sweep (at most once per `sweepIntervalMs`). Keys come from
+// clients (an address failing authentication, an email signing in), so the keys tracked are
+// bounded in number and in bytes too: beyond either bound, the least recently used key is
+// forgotten first (a team in use is never the one).
 
 import type { RateDecision, RateLimiter } from './types.ts';
 
@@ -78,15 +81,29 @@ class Log {
 export interface InProcessRateLimiterOptions {
   /** How often, at most, idle keys are swept out (default 60 s). */
   sweepIntervalMs?: number;
+  /** Keys tracked at most (default 50,000). */
+  maxKeys?: number;
+  /** Bytes the keys and their logs take at most, as `bytes` counts them (default 16 MiB). */
+  maxBytes?: number;
 }
 
+/** What a key's entry holds beyond its key and its timestamps: the log, the map's entry. */
+const ENTRY_OVERHEAD = 256;
+const keyBytes = (key: string): number => 2 * key.length + ENTRY_OVERHEAD;
+
 export class InProcessRateLimiter implements RateLimiter {
+  /** In order of use, the least recently used first. */
   readonly #logs = new Map<string, Log>();
   readonly #sweepIntervalMs: number;
+  readonly #maxKeys: number;
+  readonly #maxBytes: number;
+  #bytes = 0;
   #lastSweep = -Infinity;
 
   constructor(options: InProcessRateLimiterOptions = {}) {
     this.#sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
+    this.#maxKeys = options.maxKeys ?? 50_000;
+    this.#maxBytes = options.maxBytes ?? 16 * 1024 * 1024;
   }
 
   /** Number of keys currently tracked (for tests and metrics). */
@@ -94,15 +111,24 @@ export class InProcessRateLimiter implements RateLimiter {
     return this.#logs.size;
   }
 
+  /** Bytes the tracked keys and their logs take (two per character of a key, eight per timestamp, and a fixed overhead). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   async hit(key: string, limit: number, windowMs: number, now: number = Date.now()): Promise<RateDecision> {
     checkArgs(limit, windowMs, now);
     this.#maybeSweep(now);
 
     let log = this.#logs.get(key);
+    const held = log === undefined ? 0 : keyBytes(key) + log.buf.byteLength;
     if (log) {
       log.windowMs = windowMs;
       log.resize(limit);
       log.expire(now, windowMs);
+      // Now the most recently used.
+      this.#logs.delete(key);
+      this.#logs.set(key, log);
     }
     const used = log?.size ?? 0;
     const allowed = used < limit;
@@ -115,6 +141,8 @@ export class InProcessRateLimiter implements RateLimiter {
     } else if (log && log.size === 0) {
       this.#logs.delete(key);
     }
+    this.#bytes += (this.#logs.has(key) && log ? keyBytes(key) + log.buf.byteLength : 0) - held;
+    this.#evict();
 
     const after = allowed ? used + 1 : used;
     const remaining = Math.max(0, limit - after);
@@ -131,8 +159,21 @@ export class InProcessRateLimiter implements RateLimiter {
     if (now - this.#lastSweep < this.#sweepIntervalMs && now >= this.#lastSweep) return;
     this.#lastSweep = now;
     for (const [key, log] of this.#logs) {
-      if (log.size === 0 || now - log.newest() >= log.windowMs) this.#logs.delete(key);
+      if (log.size === 0 || now - log.newest() >= log.windowMs) this.#forget(key, log);
     }
+  }
+
+  /** Forgets the least recently used keys while over a bound; never the one just used. */
+  #evict(): void {
+    while (this.#logs.size > 1 && (this.#logs.size > this.#maxKeys || this.#bytes > this.#maxBytes)) {
+      const [key, log] = this.#logs.entries().next().value as [string, Log];
+      this.#forget(key, log);
+    }
+  }
+
+  #forget(key: string, log: Log): void {
+    this.#logs.delete(key);
+    this.#bytes -= keyBytes(key) + log.buf.byteLength;
   }
 }
 
