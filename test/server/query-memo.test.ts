@@ -50,6 +50,13 @@ describe('the query memo', () => {
       assert.ok('error' in refused);
       assert.deepEqual(refused.error.details, [{ path: `junk${n}`, message: 'Unknown parameter; the parameters are url, cursor, cache_max_age, stale_if_error' }]);
     }
+    // Names an object has of its own anyway are no way past it either.
+    for (const name of ['__proto__', 'constructor', 'toString']) {
+      const query = JSON.parse(`{"url": ${JSON.stringify(url)}, ${JSON.stringify(name)}: "x"}`) as Record<string, unknown>;
+      const refused = validator.check(query);
+      assert.ok('error' in refused, name);
+      assert.deepEqual(refused.error.details?.map((detail) => detail.path), [name]);
+    }
     assert.equal(validator.memo.entries, 1, 'nothing refused is remembered');
   });
 });
