@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { PageScrape, type PagedPath } from './client.ts';
 import { PageScrapeError } from './errors.ts';
 import { ENDPOINTS, type ErrorCode } from './generated.ts';
+import { unknownNameMessage } from './names.ts';
 
 /** Exit codes, by error class. */
 export const EXIT = {
@@ -137,43 +138,6 @@ function parse(argv: readonly string[]): Command {
   return parsed;
 }
 
-/** Edits (insertions, deletions, substitutions) that turn `a` into `b`. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length] as number;
-}
-
-/** A name as a person means it, case and separators aside: `cache-max-age` is `cache_max_age`. */
-const folded = (name: string): string => name.toLowerCase().replace(/[-_.\s]/g, '');
-
-/**
- * The declared name that `name` most likely meant, by the service's own rule: the nearest by
- * edit distance (case and separators aside), when at most about a third of its letters differ.
- */
-function closestName(name: string, declared: readonly string[]): string | undefined {
-  const wanted = folded(name);
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of declared) {
-    const target = folded(candidate);
-    const allowed = Math.max(1, Math.ceil(target.length / 3));
-    if (Math.abs(target.length - wanted.length) > allowed) continue;
-    const found = editDistance(wanted, target);
-    if (found <= allowed && found < bestDistance) {
-      best = candidate;
-      bestDistance = found;
-    }
-  }
-  return best;
-}
-
 /** The endpoint at `path`, its parameters checked against its declaration. */
 function endpointAt(path: string | undefined, params: Record<string, string>, all: boolean): keyof typeof ENDPOINTS {
   if (!path) throw new UsageError('get needs the endpoint path, e.g. get /v1/snapmsg/profile --username lunavoss.');
@@ -183,11 +147,7 @@ function endpointAt(path: string | undefined, params: Record<string, string>, al
   // Every unknown one at once, worded as the API words its 422 details.
   const unknown = Object.keys(params).filter((name) => !known.includes(name));
   if (unknown.length > 0) {
-    const flags = known.map((param) => `--${param}`);
-    const problems = unknown.map((name) => {
-      const closest = closestName(name, known);
-      return `  --${name}: Unknown parameter; ${closest === undefined ? `the parameters are ${flags.join(', ')}` : `did you mean --${closest}?`}`;
-    });
+    const problems = unknown.map((name) => `  --${name}: ${unknownNameMessage(name, known, 'parameter', (param) => `--${param}`)}`);
     throw new UsageError(`${path} does not take these parameters:\n${problems.join('\n')}`);
   }
   if (all && !endpoint.paging) throw new UsageError(`${path} does not page; --all works with ${Object.keys(ENDPOINTS).filter((other) => ENDPOINTS[other as keyof typeof ENDPOINTS].paging).join(', ')}.`);

@@ -2,11 +2,11 @@
 // problem reported at once (a parameter it does not declare is one), then the declaration's own
 // cross-field rules.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { distance } from 'fastest-levenshtein';
 import { LRUCache } from 'lru-cache';
 import { Type, type TObject } from 'typebox';
 import type { EndpointDeclaration, RawQuery, TargetParams, ValidationDetail } from '../endpoints/types.ts';
 import { EnumParam } from '../endpoints/schemas/common.ts';
+import { unknownNameMessage } from '../../sdk/src/names.ts';
 import { canonicalJson } from './cursors.ts';
 import { validationError, type ApiError } from './errors.ts';
 
@@ -35,39 +35,14 @@ export function fullQuerySchema(endpoint: EndpointDeclaration): TObject {
   );
 }
 
-/** A name as a person means it, case and separators aside: `cache-max-age` is `cache_max_age`. */
-const folded = (name: string): string => name.toLowerCase().replace(/[-_.\s]/g, '');
-
-/**
- * The declared name that `name` most likely meant: the nearest by edit distance (case and
- * separators aside), when at most about a third of its letters differ (at least one may).
- */
-export function closestName(name: string, declared: readonly string[]): string | undefined {
-  const wanted = folded(name);
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of declared) {
-    const target = folded(candidate);
-    const allowed = Math.max(1, Math.ceil(target.length / 3));
-    // Lengths this far apart are farther apart still (and a long name costs no more than this).
-    if (Math.abs(target.length - wanted.length) > allowed) continue;
-    const found = distance(wanted, target);
-    if (found <= allowed && found < bestDistance) {
-      best = candidate;
-      bestDistance = found;
-    }
-  }
-  return best;
-}
-
 /**
  * The problem of a name nobody declared: it names the closest declared one when one is close,
- * else every declared one. `noun` says what the names are (`parameter`, `field`).
+ * else every declared one. `noun` says what the names are (`parameter`, `field`). The rule and
+ * the words are the SDK command line's too (sdk/src/names.ts), which refuses an unknown flag
+ * before it asks.
  */
 export function unknownName(name: string, declared: readonly string[], noun = 'parameter'): ValidationDetail {
-  const closest = closestName(name, declared);
-  const hint = closest !== undefined ? `did you mean ${closest}?` : declared.length > 0 ? `the ${noun}s are ${declared.join(', ')}` : 'this endpoint takes none';
-  return { path: name, message: `Unknown ${noun}; ${hint}` };
+  return { path: name, message: unknownNameMessage(name, declared, noun) };
 }
 
 export interface ParsedQuery {
