@@ -9,8 +9,8 @@
 // Memory: at most `limit` numbers per active key; keys whose newest request has left the
 // window are dropped by a lazy sweep (at most once per `sweepIntervalMs`). Keys come from
 // clients (an address failing authentication, an email signing in), so the keys tracked are
-// bounded in number and in bytes too: beyond either bound, the least recently used key is
-// forgotten first (a team in use is never the one).
+// bounded in number and in bytes too: beyond either bound, the oldest keys not used lately are
+// forgotten first (a team in use is never one of them).
 
 import type { RateDecision, RateLimiter } from './types.ts';
 
@@ -24,6 +24,8 @@ class Log {
   /** The key's limit: the most timestamps this log may ever need. */
   limit: number;
   windowMs: number;
+  /** Hit since the last eviction pass reached it. */
+  used = false;
 
   constructor(limit: number, windowMs: number) {
     this.limit = Math.max(1, limit);
@@ -92,7 +94,7 @@ const ENTRY_OVERHEAD = 256;
 const keyBytes = (key: string): number => 2 * key.length + ENTRY_OVERHEAD;
 
 export class InProcessRateLimiter implements RateLimiter {
-  /** In order of use, the least recently used first. */
+  /** Oldest first (a key given a second chance goes to the back). */
   readonly #logs = new Map<string, Log>();
   readonly #sweepIntervalMs: number;
   readonly #maxKeys: number;
@@ -126,9 +128,7 @@ export class InProcessRateLimiter implements RateLimiter {
       log.windowMs = windowMs;
       log.resize(limit);
       log.expire(now, windowMs);
-      // Now the most recently used.
-      this.#logs.delete(key);
-      this.#logs.set(key, log);
+      log.used = true;
     }
     const used = log?.size ?? 0;
     const allowed = used < limit;
@@ -140,9 +140,10 @@ export class InProcessRateLimiter implements RateLimiter {
       log.push(now);
     } else if (log && log.size === 0) {
       this.#logs.delete(key);
+      log = undefined;
     }
-    this.#bytes += (this.#logs.has(key) && log ? keyBytes(key) + log.buf.byteLength : 0) - held;
-    this.#evict();
+    this.#bytes += (log === undefined ? 0 : keyBytes(key) + log.buf.byteLength) - held;
+    this.#evict(key);
 
     const after = allowed ? used + 1 : used;
     const remaining = Math.max(0, limit - after);
@@ -163,11 +164,19 @@ export class InProcessRateLimiter implements RateLimiter {
     }
   }
 
-  /** Forgets the least recently used keys while over a bound; never the one just used. */
-  #evict(): void {
+  /**
+   * Forgets keys while over a bound, the oldest first, but one used since the last pass gets a
+   * second chance at the back (the clock algorithm: close to least recently used, at no cost to
+   * a hit); never the key just used.
+   */
+  #evict(current: string): void {
     while (this.#logs.size > 1 && (this.#logs.size > this.#maxKeys || this.#bytes > this.#maxBytes)) {
       const [key, log] = this.#logs.entries().next().value as [string, Log];
-      this.#forget(key, log);
+      this.#logs.delete(key);
+      if (log.used || key === current) {
+        log.used = false;
+        this.#logs.set(key, log);
+      } else this.#bytes -= keyBytes(key) + log.buf.byteLength;
     }
   }
 
