@@ -97,7 +97,6 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
   app.addHook('onRequest', async (request, reply) => {
     reply.header('content-security-policy', CSP);
     reply.header('referrer-policy', 'no-referrer');
-    reply.header('x-content-type-options', 'nosniff');
     reply.header('x-frame-options', 'DENY');
     reply.header('cache-control', 'no-store');
     // The assets need no session: no store read for them.

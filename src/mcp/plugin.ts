@@ -111,6 +111,8 @@ export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { stores, e
       };
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // The transport answers on the raw response: the headers set so far (request id, nosniff) go with it.
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
     reply.hijack();
     reply.raw.on('close', () => {
       void transport.close();

@@ -7,7 +7,7 @@ import type { EndpointDeclaration } from '../endpoints/types.ts';
 import type { Stores } from '../store/types.ts';
 import { answerAndClose, DEFAULT_CONNECTION_LIMITS, edgeServerFactory, type ConnectionLimits } from './connections.ts';
 import { CursorSealer } from './cursors.ts';
-import { ApiError, sendError } from './errors.ts';
+import { ApiError, sendError, stampAnswer } from './errors.ts';
 import { newRequestId } from './ids.ts';
 import { getInProcess, TOO_LARGE } from './in-process.ts';
 import { randomBytes } from 'node:crypto';
@@ -114,8 +114,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       app.log.info({ requestId, status: answer.status, address: socket.remoteAddress, problem: code }, 'client error');
     },
     frameworkErrors: (_error, request, reply) => {
-      reply.header('x-request-id', request.id);
-      sendError(reply, new ApiError('BAD_REQUEST', 'The request could not be read.'), request.id);
+      sendError(stampAnswer(reply, request.id), new ApiError('BAD_REQUEST', 'The request could not be read.'), request.id);
     },
   });
 

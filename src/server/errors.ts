@@ -101,6 +101,14 @@ export function errorBody(error: ApiError, requestId: string): string {
 /** The content type of every JSON answer. */
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
+/**
+ * The headers every answer carries, set as a request arrives: its id, and `nosniff`, so that no
+ * browser takes a JSON body (which may echo a client's input) for HTML or script.
+ */
+export function stampAnswer(reply: FastifyReply, requestId: string): FastifyReply {
+  return reply.header('x-request-id', requestId).header('x-content-type-options', 'nosniff');
+}
+
 /** Answers with `error` in the envelope, its status and headers. */
 export function sendError(reply: FastifyReply, error: ApiError, requestId: string): FastifyReply {
   return reply.code(error.status).headers(error.headers).header('content-type', JSON_TYPE).send(errorBody(error, requestId));
