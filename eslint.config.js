@@ -1,8 +1,28 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import tsconfig from './tsconfig.json' with { type: 'json' };
+
+/**
+ * Ignores everything in the checkout but `paths` (folders or files, relative to it): `eslint .`
+ * then lints the project's sources, not a scratch file or folder someone keeps in the root.
+ */
+function allOtherPaths(paths) {
+  const patterns = ['*'];
+  for (const path of paths) {
+    const parts = path.split('/');
+    // A nested path (sdk/src): its parents are walked into, their other entries ignored.
+    for (let depth = 1; depth < parts.length; depth++) {
+      const parent = parts.slice(0, depth).join('/');
+      patterns.push(`!${parent}`, `${parent}/*`);
+    }
+    patterns.push(`!${path}`);
+  }
+  return patterns;
+}
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'coverage/', 'sdk/dist/'] },
+  // What the project compiles (tsconfig.json's `include`) is what it lints.
+  { ignores: [...allOtherPaths(tsconfig.include), 'sdk/dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { startSandbox } from '../sandbox/server.ts';
-import { ensureDatabase, freePort, startCluster } from '../src/cluster.ts';
+import { ensureDatabase, listening, startCluster } from '../src/cluster.ts';
 import { UNPACED_ENV } from '../src/config.ts';
 import { generateKey } from '../src/server/keys.ts';
 import { migrateDatabase, openPostgresStores } from '../src/store/postgres/index.ts';
@@ -100,13 +100,12 @@ try {
   const sqlite = openSqliteStores({ path: join(embeddedDir, 'service.db') });
   const embeddedKey = await teamKey(sqlite);
   await sqlite.close();
-  const port = await freePort();
   const embedded = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', join(ROOT, 'src', 'main.ts')], {
-    env: { ...process.env, ...sandbox.env, ...UNPACED_ENV, PORT: String(port), DATA_DIR: embeddedDir, LOG_LEVEL: 'error', DATABASE_URL: '', REDIS_URL: '', TRUST_PROXY: '127.0.0.1' },
-    stdio: 'inherit',
+    env: { ...process.env, ...sandbox.env, ...UNPACED_ENV, PORT: '0', DATA_DIR: embeddedDir, LOG_LEVEL: 'error', DATABASE_URL: '', REDIS_URL: '', TRUST_PROXY: '127.0.0.1' },
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
   });
   processes.push(embedded);
-  const embeddedAddress = `http://127.0.0.1:${port}`;
+  const embeddedAddress = await listening(embedded, 'the embedded node');
   for (let i = 0; i < 300 && (await fetch(`${embeddedAddress}/readyz`).catch(() => null))?.status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
 
   // Two nodes on PostgreSQL + Redis behind HAProxy; node 1 alone for the one-node figures.

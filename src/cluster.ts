@@ -1,6 +1,7 @@
 // `npm run cluster -- --nodes N`: a real cluster on this machine. The sandbox upstream, N
 // service nodes (each its own process, on PostgreSQL and Redis) and HAProxy in front of them
-// with cluster/haproxy.cfg; it prints the one address to use and a demo key. Ctrl-C stops all.
+// with cluster/haproxy.cfg; it prints the one address to use and a demo key, written to
+// DATA_DIR/demo-key as `npm run demo` does (the README's curl lines read it). Ctrl-C stops all.
 //
 // PostgreSQL and Redis are the machine's: DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/pagescrape_cluster, created when missing) and REDIS_URL
@@ -18,13 +19,15 @@ import { startSandbox } from '../sandbox/server.ts';
 import { sandboxOptionsFromEnv } from '../sandbox/main.ts';
 import { loadConfig, UNPACED_ENV } from './config.ts';
 import { DEMO_EMAIL, demoTeam, demoUserLink, rotateDemoKey } from './demo-team.ts';
-import { stopOnSignals } from './lifecycle.ts';
+import { listenFailure, stopOnSignals } from './lifecycle.ts';
 import { migrateDatabase } from './store/postgres/index.ts';
-import { openStores } from './store/open.ts';
+import { CLUSTER_DEMO_KEY_FILE, DEMO_KEY_FILE, openStores } from './store/open.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const HAPROXY_CONFIG = join(ROOT, 'cluster', 'haproxy.cfg');
-const READY_TIMEOUT_MS = 30_000;
+// How long a node or HAProxy may take to start: a node loads its modules and opens its stores,
+// which on a busy machine (several nodes starting at once among other work) has taken over 30 s.
+const READY_TIMEOUT_MS = 120_000;
 
 export interface ClusterOptions {
   nodes: number;
@@ -58,6 +61,10 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
+/**
+ * A port nothing listened on a moment ago. Anything else on the machine may take it before it is
+ * listened on again, so whoever listens on it next retries with another when it is taken.
+ */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   const server = createServer();
   server.listen(0, host);
@@ -66,6 +73,41 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   server.close();
   await once(server, 'close');
   return port;
+}
+
+/** How many ports a start tries when something else on the machine takes the one it picked. */
+const PORT_ATTEMPTS = 5;
+
+const alive = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
+
+/**
+ * The address a node process (src/main.ts) listens on, as it reports it over its IPC channel once
+ * it listens; rejects when the node exits first or does not listen within READY_TIMEOUT_MS.
+ */
+export function listening(child: ChildProcess, what: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    const onMessage = (message: unknown) => {
+      const address = (message as { listening?: unknown } | null)?.listening;
+      if (typeof address !== 'string') return;
+      done();
+      resolve(address);
+    };
+    const onExit = () => {
+      done();
+      reject(new Error(`${what} exited before it was ready`));
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`${what} did not listen within ${READY_TIMEOUT_MS / 1000} s`));
+    }, READY_TIMEOUT_MS);
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
 }
 
 /** Polls `url` until it answers 200; throws after READY_TIMEOUT_MS or when `alive()` turns false. */
@@ -83,15 +125,25 @@ async function whenReady(url: string, what: string, alive: () => boolean): Promi
   }
 }
 
-function pipeLines(child: ChildProcess, label: string, output: ((line: string) => void) | undefined): void {
+/**
+ * Passes the child's output to `output` a line at a time; returns a check of whether it said its
+ * port was in use (the node's "… is already in use (EADDRINUSE) …", HAProxy's "cannot bind
+ * socket (Address already in use)").
+ */
+function pipeLines(child: ChildProcess, label: string, output: ((line: string) => void) | undefined): () => boolean {
+  let portTaken = false;
   for (const stream of [child.stdout, child.stderr]) {
     let rest = '';
     stream?.on('data', (chunk: Buffer) => {
       const lines = (rest + chunk.toString()).split('\n');
       rest = lines.pop() ?? '';
-      for (const line of lines) output?.(`[${label}] ${line}`);
+      for (const line of lines) {
+        if (/EADDRINUSE|Address already in use/.test(line)) portTaken = true;
+        output?.(`[${label}] ${line}`);
+      }
     });
   }
+  return () => portTaken;
 }
 
 async function stopProcess(child: ChildProcess, graceMs: number): Promise<void> {
@@ -120,22 +172,19 @@ export function haproxyConfig(nodes: { address: string }[]): string {
 
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-  const children = new Set<ChildProcess>();
   const nodes: ClusterNode[] = [];
+  const starting = new Set<ChildProcess>();
   let haproxy: ChildProcess | null = null;
   const stop = async () => {
     if (haproxy) await stopProcess(haproxy, 5_000);
-    await Promise.all(nodes.map((node) => stopProcess(node.process, 20_000)));
+    await Promise.all([...nodes.map((node) => node.process), ...starting].map((child) => stopProcess(child, 20_000)));
   };
   try {
-    for (let index = 1; index <= options.nodes; index++) {
-      const port = await freePort();
-      const address = `http://127.0.0.1:${port}`;
+    const startNode = async (index: number): Promise<ClusterNode> => {
       const env = {
         ...process.env,
         ...options.env,
         HOST: '127.0.0.1',
-        PORT: String(port),
         DATA_DIR: join(options.dataDir, `node-${index}`),
         DATABASE_URL: options.databaseUrl,
         REDIS_URL: options.redisUrl,
@@ -145,39 +194,81 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         // HAProxy's X-Forwarded-For is believed, so per-address limits see the clients.
         TRUST_PROXY: '127.0.0.1',
       };
-      const spawnNode = () => {
-        const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', join(ROOT, 'src', 'main.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-        children.add(child);
-        pipeLines(child, `node ${index}`, options.output);
-        return child;
+      /** Spawns the node on `port` (0: one the system picks) and waits until it is ready. */
+      const spawnNode = async (port: number) => {
+        const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', join(ROOT, 'src', 'main.ts')], {
+          cwd: ROOT,
+          env: { ...env, PORT: String(port) },
+          stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+        });
+        starting.add(child);
+        const portTaken = pipeLines(child, `node ${index}`, options.output);
+        try {
+          const address = await listening(child, `node ${index}`);
+          await whenReady(`${address}/readyz`, `node ${index}`, () => alive(child));
+          return { child, address };
+        } catch (error) {
+          await stopProcess(child, 5_000);
+          throw Object.assign(error as Error, { portTaken: portTaken() });
+        } finally {
+          starting.delete(child);
+        }
       };
+      const first = await spawnNode(0);
+      const port = Number(new URL(first.address).port);
       const node: ClusterNode = {
         index,
-        address,
-        process: spawnNode(),
+        address: first.address,
+        process: first.child,
         async restart() {
-          if (node.process.exitCode === null && node.process.signalCode === null) throw new Error(`node ${index} is still running`);
-          node.process = spawnNode();
-          const started = node.process;
-          await whenReady(`${address}/readyz`, `node ${index}`, () => started.exitCode === null && started.signalCode === null);
+          if (alive(node.process)) throw new Error(`node ${index} is still running`);
+          // HAProxy knows the node by its port: it comes back on the same one, once whatever
+          // took it meanwhile lets it go.
+          const end = Date.now() + READY_TIMEOUT_MS;
+          for (;;) {
+            try {
+              node.process = (await spawnNode(port)).child;
+              return;
+            } catch (error) {
+              if (!(error as { portTaken?: boolean }).portTaken || Date.now() > end) throw error;
+              await new Promise((resolve) => setTimeout(resolve, 500));
+            }
+          }
         },
       };
-      nodes.push(node);
-    }
-    await Promise.all(nodes.map((node) => whenReady(`${node.address}/readyz`, `node ${node.index}`, () => node.process.exitCode === null)));
+      return node;
+    };
+    const started = await Promise.allSettled(Array.from({ length: options.nodes }, (_, i) => startNode(i + 1)));
+    for (const outcome of started) if (outcome.status === 'fulfilled') nodes.push(outcome.value);
+    const failed = started.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
 
-    const port = options.port === 0 ? await freePort(options.host) : options.port;
     const configFile = join(options.dataDir, 'haproxy.cfg');
     writeFileSync(configFile, haproxyConfig(nodes));
-    const proxy = spawn(haproxyBinary(), ['-db', '-f', configFile], {
-      env: { ...process.env, CLUSTER_BIND: `${options.host}:${port}` },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    haproxy = proxy;
-    pipeLines(proxy, 'haproxy', options.output);
-    const address = `http://${options.host === '0.0.0.0' ? '127.0.0.1' : options.host}:${port}`;
-    await whenReady(`${address}/readyz`, 'HAProxy', () => proxy.exitCode === null);
-    return { address, nodes, stop };
+    const host = options.host === '0.0.0.0' ? '127.0.0.1' : options.host;
+    for (let attempt = 1; ; attempt++) {
+      const port = options.port === 0 ? await freePort(options.host) : options.port;
+      const proxy = spawn(haproxyBinary(), ['-db', '-f', configFile], {
+        env: { ...process.env, CLUSTER_BIND: `${options.host}:${port}` },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      haproxy = proxy;
+      const portTaken = pipeLines(proxy, 'haproxy', options.output);
+      const address = `http://${host}:${port}`;
+      try {
+        await whenReady(`${address}/readyz`, 'HAProxy', () => alive(proxy));
+        // A port picked here and taken by something else meanwhile: HAProxy exits at once, and
+        // what answered was that something else.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        if (!alive(proxy)) throw new Error('HAProxy exited before it was ready');
+        return { address, nodes, stop };
+      } catch (error) {
+        await stopProcess(proxy, 5_000);
+        if (!portTaken()) throw error;
+        if (options.port !== 0) throw listenFailure(Object.assign(new Error('in use'), { code: 'EADDRINUSE' }), { host: options.host, port, hostVariable: 'HOST', portVariable: '--port' });
+        if (attempt === PORT_ATTEMPTS) throw error;
+      }
+    }
   } catch (error) {
     await stop();
     throw error;
@@ -217,7 +308,8 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/pagescrape_cluster';
   const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
   const redisPrefix = process.env.REDIS_PREFIX || 'pagescrape-cluster:';
-  const dataDir = resolve(process.env.DATA_DIR || './data', 'cluster');
+  const rootDataDir = resolve(process.env.DATA_DIR || './data');
+  const dataDir = join(rootDataDir, 'cluster');
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
 
   await ensureDatabase(databaseUrl);
@@ -262,17 +354,21 @@ async function main(): Promise<void> {
     throw error;
   }
   await stores.close();
-  writeFileSync(join(dataDir, 'demo-key'), `${key}\n`, { mode: 0o600 });
+  // Where the demo writes its key, which the README's curl lines read; the cluster's own copy
+  // tells the embedded store that this key file is not its own.
+  const keyFile = join(rootDataDir, DEMO_KEY_FILE);
+  writeFileSync(join(rootDataDir, CLUSTER_DEMO_KEY_FILE), `${key}\n`, { mode: 0o600 });
+  writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
   console.log(`
 Cluster listening on ${cluster.address} (HAProxy in front of ${nodes} nodes):
 ${cluster.nodes.map((node) => `  node ${node.index}: ${node.address}`).join('\n')}
 PostgreSQL ${databaseUrl.replace(/\/\/[^@]*@/, '//…@')}, Redis ${redisUrl.replace(/\/\/[^@]*@/, '//…@')} (keys under ${redisPrefix})
 Demo team ${teamId}; demo key: ${key}
-  (also written to ${join(dataDir, 'demo-key')})
+  (new at every start, the previous one revoked; also written to ${keyFile}, as npm run demo does)
 Dashboard: open ${passwordLink}
   to set a password for ${DEMO_EMAIL}, then sign in at ${cluster.address}/dashboard.
 Try:
-  curl -s -H "x-api-key: $(cat ${join(dataDir, 'demo-key')})" "${cluster.address}/v1/snapmsg/profile?username=lunavoss"
+  curl -s -H "x-api-key: $(cat ${keyFile})" "${cluster.address}/v1/snapmsg/profile?username=lunavoss"
   curl -s ${cluster.address}/readyz
 Ctrl-C stops HAProxy, the nodes and the sandbox.
 `);

@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, PLATFORM_ORIGINS, UNPACED_ENV } from './config.ts';
 import { start } from './main.ts';
-import { openStores } from './store/open.ts';
+import { DEMO_KEY_FILE, openStores } from './store/open.ts';
 import { DEMO_EMAIL, demoTeam, demoUserLink, rotateDemoKey } from './demo-team.ts';
 import { platforms as sandboxPlatforms } from '../sandbox/platforms/index.ts';
 import { startSandbox } from '../sandbox/server.ts';
@@ -29,7 +29,7 @@ async function demo(): Promise<void> {
   const running = await start(config, stores);
   // Only once the service listens: a start that fails leaves the previous key working.
   const demoKey = await rotateDemoKey(stores, team);
-  const keyFile = join(config.dataDir, 'demo-key');
+  const keyFile = join(config.dataDir, DEMO_KEY_FILE);
   writeFileSync(keyFile, `${demoKey}\n`, { mode: 0o600 });
 
   const base = running.address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');

@@ -98,6 +98,11 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   // loadConfig inside the promise, so that a configuration error is reported like any other.
   Promise.resolve()
     .then(() => start(loadConfig()))
+    .then((running) => {
+      // A parent that started this process with an IPC channel (`npm run cluster`, the tests)
+      // learns where it listens, PORT=0 included, and that it is this process that does.
+      process.send?.({ listening: running.address });
+    })
     .catch((error: unknown) => {
       console.error(error instanceof Error ? error.message : error);
       process.exit(1);

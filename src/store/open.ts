@@ -5,11 +5,11 @@
 // DATA_DIR/service.db holds every team, key, credit and ledger entry, so it is never replaced
 // by a new, empty database without a word. A directory the service has used before (it holds
 // the `initialised` marker written once the database had its schema, a -wal or -shm file of
-// the database, or the demo key) must hold its database; a missing, emptied or schema-less
+// the database, or the demo's key, not the cluster's) must hold its database; a missing, emptied or schema-less
 // service.db there stops the start with a message naming the file, and only
 // `npm run -s admin -- init` starts over on purpose. A directory never used before is
 // initialised automatically, so that a fresh clone's demo and a new deployment just start.
-import { chmodSync, existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Config } from '../config.ts';
 import { describeFsError } from '../fs-errors.ts';
@@ -24,15 +24,31 @@ export const MARKER_FILE = 'initialised';
 /** The command that creates a new, empty database on purpose. */
 export const INIT_COMMAND = 'npm run -s admin -- init';
 
+/**
+ * The demo key that `npm run demo` and `npm run cluster` write: the file the README's curl lines
+ * read. The cluster keeps its own copy in `cluster/` too.
+ */
+export const DEMO_KEY_FILE = 'demo-key';
+export const CLUSTER_DEMO_KEY_FILE = join('cluster', DEMO_KEY_FILE);
 /** Files of the data directory besides the database's own, kept private like it. */
-const PRIVATE_FILES = [MARKER_FILE, 'cursor-secret', 'demo-key'];
+const PRIVATE_FILES = [MARKER_FILE, 'cursor-secret', DEMO_KEY_FILE];
+
+/** The directory's demo key is the cluster's (from PostgreSQL), which says nothing of the database here. */
+function isClusterDemoKey(dataDir: string): boolean {
+  try {
+    return readFileSync(join(dataDir, DEMO_KEY_FILE), 'utf8') === readFileSync(join(dataDir, CLUSTER_DEMO_KEY_FILE), 'utf8');
+  } catch {
+    return false;
+  }
+}
 
 export const databasePath = (config: Pick<Config, 'dataDir'>): string => join(config.dataDir, DATABASE_FILE);
 
 /** The names of the files that show the service has used this directory before; none when it never has. */
 export function signsOfUse(dataDir: string): string[] {
   const [, wal, shm] = sqliteFiles(join(dataDir, DATABASE_FILE));
-  return [MARKER_FILE, basename(wal as string), basename(shm as string), 'demo-key'].filter((name) => existsSync(join(dataDir, name)));
+  const signs = [MARKER_FILE, basename(wal as string), basename(shm as string), DEMO_KEY_FILE].filter((name) => existsSync(join(dataDir, name)));
+  return signs.filter((name) => name !== DEMO_KEY_FILE || !isClusterDemoKey(dataDir));
 }
 
 function refusal(error: MissingDatabaseError, dataDir: string, signs: string[]): Error {

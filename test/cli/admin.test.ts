@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +15,7 @@ import { start, type Running } from '../../src/main.ts';
 import { openSqliteStores } from '../../src/store/sqlite/index.ts';
 import { byId, exampleQuery, startHarness, type Harness } from '../api/harness.ts';
 import { until, variantQuery } from '../api/support.ts';
+import { refusedPort, type RefusedPort } from '../support/ports.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const STACK = /^\s+at .+[:(]\d+/m;
@@ -548,21 +548,12 @@ describe('operator CLI: init', () => {
   });
 });
 
-/** A port with nothing listening, so that no upstream request leaves the machine. */
-const closedPort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-
 describe('operator CLI against a running server (start() on the same DATA_DIR, real HTTP)', () => {
   let dir = '';
   let running: Running;
   let base = '';
+  // Every origin: a port that refuses connections, so that no upstream request leaves the machine.
+  let closed: RefusedPort;
   // An endpoint request that gets past authentication and the rate limit but cannot scrape:
   // 501 while the endpoint has no extractor, else 502 (every origin is a closed port).
   const endpoint = endpoints.find((candidate) => !candidate.extractor) ?? byId('linkpage-a.profile');
@@ -574,8 +565,8 @@ describe('operator CLI against a running server (start() on the same DATA_DIR, r
 
   before(async () => {
     dir = tempDir();
-    const closed = `http://127.0.0.1:${await closedPort()}`;
-    const origins = Object.fromEntries(Object.values(PLATFORM_ORIGINS).map(({ variable }) => [variable, closed]));
+    closed = await refusedPort();
+    const origins = Object.fromEntries(Object.values(PLATFORM_ORIGINS).map(({ variable }) => [variable, closed.origin]));
     // No pace: each retry against the closed port would otherwise wait its turn and the second
     // request be refused as overloaded (503) rather than failing upstream (502).
     running = await start(loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', REQUEST_BUDGET_MS: '1000', ...UNPACED_ENV, ...origins }));
@@ -583,6 +574,7 @@ describe('operator CLI against a running server (start() on the same DATA_DIR, r
   });
   after(async () => {
     await running.stop();
+    await closed.release();
     rmSync(dir, { recursive: true, force: true });
   });
 

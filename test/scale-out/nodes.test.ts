@@ -155,11 +155,21 @@ describe('two nodes on PostgreSQL + Redis', () => {
       success(await b.get(url, { 'x-api-key': team.key }));
       success(await b.get(url, { 'x-api-key': team.key }));
       const trips = () => b.stores.roundTrips?.() ?? {};
-      const before = trips();
-      for (let i = 0; i < 5; i++) assert.equal(success(await b.get(url, { 'x-api-key': team.key })).meta.cached, true);
-      const after = trips();
-      assert.equal((after.postgres ?? 0) - (before.postgres ?? 0), 0, 'no PostgreSQL round trip');
-      assert.equal((after.redis ?? 0) - (before.redis ?? 0), 10, 'the gate and the cache read: two Redis round trips per hit');
+      // The node's work off the request path (request records written every second, the
+      // reaper) also counts, whenever it falls within the five hits: on a busy machine they take
+      // long enough for it to. A window of five hits without any PostgreSQL round trip shows
+      // that a hit needs none; a hit that needed one would leave no such window.
+      const windows: { postgres: number; redis: number }[] = [];
+      for (let attempt = 0; attempt < 5 && !windows.some((window) => window.postgres === 0); attempt++) {
+        await b.app.writeRecords();
+        const before = trips();
+        for (let i = 0; i < 5; i++) assert.equal(success(await b.get(url, { 'x-api-key': team.key })).meta.cached, true);
+        const after = trips();
+        windows.push({ postgres: (after.postgres ?? 0) - (before.postgres ?? 0), redis: (after.redis ?? 0) - (before.redis ?? 0) });
+      }
+      const quiet = windows.find((window) => window.postgres === 0);
+      assert.ok(quiet, `no PostgreSQL round trip: ${JSON.stringify(windows)}`);
+      assert.equal(quiet.redis, 10, 'the gate and the cache read: two Redis round trips per hit');
     });
 
     test("a cache hit on one node reports the balance after the other node's charges", async () => {

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { refusedPort } from '../support/ports.ts';
 import { catalogued as catalogueQuery, startService, type Service } from '../support/service.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -258,11 +259,9 @@ describe('pagescrape, the command line', () => {
     ]);
   });
 
-  test('exit codes by error class', async () => {
-    const closed = createServer().listen(0, '127.0.0.1');
-    await once(closed, 'listening');
-    const closedPort = (closed.address() as AddressInfo).port;
-    closed.close();
+  test('exit codes by error class', async (t) => {
+    const closed = await refusedPort();
+    t.after(() => closed.release());
     const cases: [string[], NodeJS.ProcessEnv, number, RegExp][] = [
       [[], {}, 2, /Usage/],
       [['get', '/v1/nowhere'], {}, 2, /Unknown path/],
@@ -274,8 +273,8 @@ describe('pagescrape, the command line', () => {
       [['get', '/v1/snapmsg/profile', '--username', 'lunavoss'], { PAGESCRAPE_API_KEY: service.keys.broke }, 4, /INSUFFICIENT_CREDITS/],
       [catalogued('/v1/socialnet/profile/posts', /^Private profile/), {}, 5, /NOT_FOUND \(HTTP 404\).*\[req_/],
       [[...catalogued('/v1/socialnet/profile/posts', /^Login wall/), '--retries', '0'], {}, 7, /UPSTREAM_BLOCKED/],
-      [['account', '--retries', '0'], { PAGESCRAPE_BASE_URL: 'http://127.0.0.1:9' }, 8, /CONNECTION_ERROR/],
-      [['account', '--retries', '1'], { PAGESCRAPE_BASE_URL: `http://127.0.0.1:${closedPort}` }, 8, /^pagescrape: waiting 0\.\d s, then retry 1 of 1: CONNECTION_ERROR: .*\npagescrape: CONNECTION_ERROR: /],
+      [['account', '--retries', '0'], { PAGESCRAPE_BASE_URL: closed.origin }, 8, /CONNECTION_ERROR/],
+      [['account', '--retries', '1'], { PAGESCRAPE_BASE_URL: closed.origin }, 8, /^pagescrape: waiting 0\.\d s, then retry 1 of 1: CONNECTION_ERROR: .*\npagescrape: CONNECTION_ERROR: /],
     ];
     for (const [args, extra, code, message] of cases) {
       const ran = await cli(args, extra);

@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { listenAgain, refusedPort } from '../support/ports.ts';
 import {
   ConnectionError,
   ERRORS,
@@ -168,12 +169,11 @@ describe('SDK client against a scripted server', () => {
   });
 
   test('a service that cannot be reached is a ConnectionError, after the retries', async () => {
-    const closed = createServer();
-    closed.listen(0, '127.0.0.1');
-    await once(closed, 'listening');
-    const port = (closed.address() as AddressInfo).port;
-    closed.close();
-    const error = await new PageScrape({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', maxRetries: 1 }).account().catch((caught: unknown) => caught);
+    const closed = await refusedPort();
+    const error = await new PageScrape({ baseUrl: closed.origin, apiKey: 'k', maxRetries: 1 })
+      .account()
+      .catch((caught: unknown) => caught)
+      .finally(() => closed.release());
     assert.ok(error instanceof ConnectionError);
     assert.deepEqual([error.code, error.status, error.requestId, error.mayHaveReached], ['CONNECTION_ERROR', 0, null, false]);
   });
@@ -185,7 +185,8 @@ describe('SDK client against a scripted server', () => {
     const port = (late.address() as AddressInfo).port;
     late.close();
     await once(late, 'close');
-    setTimeout(() => late.listen(port, '127.0.0.1'), 100);
+    // Back on its port (the client knows no other), once whatever took it meanwhile lets it go.
+    setTimeout(() => void listenAgain(late, port), 100);
     try {
       const answer = await new PageScrape({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', maxRetries: 3 }).account();
       assert.deepEqual(answer.data, { fine: true });

@@ -15,6 +15,7 @@ import { StoreUnavailableError } from '../../src/store/types.ts';
 import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
 import { byId, fixtureResult, startHarness, type Harness } from '../api/harness.ts';
 import { expectError, expectNotReady, ledgerState, urlOf, variantQuery } from '../api/support.ts';
+import { refusedPort } from '../support/ports.ts';
 
 const endpoint = byId('snapmsg.profile');
 /** A live scrape of a target nobody asked for yet (never a cache hit). */
@@ -151,13 +152,14 @@ describe('a reservation refunded as abandoned while its scrape still runs', () =
 });
 
 describe('file modes of a running service', () => {
-  test('every file in DATA_DIR is 0600 after a start, live writes and a stop', async () => {
+  test('every file in DATA_DIR is 0600 after a start, live writes and a stop', async (t) => {
     const dataDir = join(mkdtempSync(join(tmpdir(), 'data-safety-')), 'data');
-    const closed = 'http://127.0.0.1:9';
+    const closed = await refusedPort();
+    t.after(() => closed.release());
     const config = loadConfig({
       DATA_DIR: dataDir,
       PORT: '0',
-      ...Object.fromEntries(Object.values(PLATFORM_ORIGINS).map(({ variable }) => [variable, closed])),
+      ...Object.fromEntries(Object.values(PLATFORM_ORIGINS).map(({ variable }) => [variable, closed.origin])),
     });
     const stores = await openStores(config);
     const running = await start(config, stores);

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +16,7 @@ import { openSqliteStores } from '../../src/store/sqlite/index.ts';
 import type { Stores } from '../../src/store/types.ts';
 import { byId, defaultScript, fixtureResult, startHarness } from '../api/harness.ts';
 import { expectError, expectNotReady, ledgerState, sleep, until, urlOf, variantQuery } from '../api/support.ts';
+import { freePort, refusedPort, type RefusedPort } from '../support/ports.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const tempDir = () => mkdtempSync(join(tmpdir(), 'lifecycle-test-'));
@@ -337,43 +338,41 @@ describe('crash recovery of abandoned reservations', () => {
 });
 
 describe('the real server process (src/main.ts)', () => {
-  const freePort = () =>
-    new Promise<number>((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        const { port } = server.address() as AddressInfo;
-        server.close(() => resolve(port));
-      });
-    });
-
-  /** Every platform origin pointed at a closed local port: nothing leaves the machine. */
+  /** Every platform origin pointed at a local port that refuses connections: nothing leaves the machine. */
   let deadOrigins: Record<string, string> = {};
+  let refused: RefusedPort | null = null;
 
-  /** Spawns `node src/main.ts` with the same Node; collects its output and exit. */
+  /** Spawns `node src/main.ts` with the same Node, with an IPC channel; collects its output and exit. */
   const serve = (env: Record<string, string>) => {
     const { CURSOR_SECRET: _secret, METRICS_TOKEN: _token, ...inherited } = process.env;
     const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', 'src/main.ts'], {
       cwd: ROOT,
       env: { ...inherited, LOG_LEVEL: 'info', REQUEST_BUDGET_MS: '1000', ...deadOrigins, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     const output = { stdout: '', stderr: '' };
-    child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+    child.stdout?.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-    return { child, output, exited };
+    /** The address it reports over IPC once it listens; null when it ends first (its output read). */
+    const listening = new Promise<string | null>((resolve) => {
+      child.on('message', (message: { listening?: string }) => resolve(message.listening ?? null));
+      child.once('close', () => resolve(null));
+    });
+    return { child, output, exited, listening };
   };
 
   let dir = '';
   let child: ChildProcess | null = null;
   before(async () => {
     dir = tempDir();
-    const closed = `http://127.0.0.1:${await freePort()}`;
-    deadOrigins = Object.fromEntries(Object.values(PLATFORM_ORIGINS).map(({ variable }) => [variable, closed]));
+    const closed = await refusedPort();
+    refused = closed;
+    deadOrigins = Object.fromEntries(Object.values(PLATFORM_ORIGINS).map(({ variable }) => [variable, closed.origin]));
   });
-  after(() => {
+  after(async () => {
     if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await refused?.release();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -394,19 +393,18 @@ describe('the real server process (src/main.ts)', () => {
     assert.ok((await setup.ledger.reserve(team.id, 1, 'req_abandonedbyacrash0000000', Date.now() - 1)).ok);
     await setup.close();
 
-    const port = await freePort();
-    const server = serve({ DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1' });
+    // On the PORT given: one nothing used a moment ago, and another when something else on the
+    // machine took it meanwhile (the server then says so and exits).
+    let port = await freePort();
+    let server = serve({ DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1' });
+    for (let attempt = 2; attempt <= 5 && (await server.listening) === null && /EADDRINUSE/.test(server.output.stderr); attempt++) {
+      port = await freePort();
+      server = serve({ DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1' });
+    }
     child = server.child;
     const base = `http://127.0.0.1:${port}`;
-    const up = await until(async () => {
-      if (server.child.exitCode !== null) return true;
-      try {
-        return (await fetch(`${base}/healthz`)).status === 200;
-      } catch {
-        return false;
-      }
-    }, 15_000);
-    assert.ok(up && server.child.exitCode === null, `the server came up: ${server.output.stderr}`);
+    assert.equal(await server.listening, base, `the server came up on PORT and said so: ${server.output.stderr}`);
+    assert.equal((await fetch(`${base}/healthz`)).status, 200);
 
     assert.equal((await fetch(`${base}/readyz`)).status, 200);
     assert.ok(existsSync(join(dir, 'cursor-secret')), 'the cursor secret was generated into DATA_DIR');

@@ -9,12 +9,15 @@ import { loadConfig } from '../../src/config.ts';
 import { start } from '../../src/main.ts';
 import { generateKey } from '../../src/server/keys.ts';
 import { openStores } from '../../src/store/open.ts';
+import { refusedPort } from '../support/ports.ts';
 
 test('TEST_MODE=on: a test key is answered from the in-process sandbox; a live key goes to the configured origin', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'test-mode-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   // A configured origin that refuses connections: only a live key may try it.
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', TEST_MODE: 'on', SNAPMSG_ORIGIN: 'http://127.0.0.1:9', REQUEST_BUDGET_MS: '1500' });
+  const closed = await refusedPort();
+  t.after(() => closed.release());
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', TEST_MODE: 'on', SNAPMSG_ORIGIN: closed.origin, REQUEST_BUDGET_MS: '1500' });
   const stores = await openStores(config);
   const running = await start(config, stores);
   t.after(() => running.stop());

@@ -10,7 +10,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { describeFsError } from '../../src/fs-errors.ts';
-import { initialiseDatabase, openStores } from '../../src/store/open.ts';
+import { initialiseDatabase, openStores, signsOfUse } from '../../src/store/open.ts';
 import { openSqliteStores } from '../../src/store/sqlite/index.ts';
 import { MissingDatabaseError, StoreUnavailableError, type Stores } from '../../src/store/types.ts';
 
@@ -111,6 +111,17 @@ describe('a database gone from a used data directory', () => {
     } finally {
       await stores.close();
     }
+  });
+
+  test('a demo key is a sign of use, unless it is the copy `npm run cluster` writes of its own key', async () => {
+    const dataDir = join(tempDir(), 'data');
+    mkdirSync(join(dataDir, 'cluster'), { recursive: true });
+    writeFileSync(join(dataDir, 'cluster', 'demo-key'), 'psk_live_cluster\n');
+    writeFileSync(join(dataDir, 'demo-key'), 'psk_live_cluster\n');
+    assert.deepEqual(signsOfUse(dataDir), [], 'the cluster\'s key, from PostgreSQL: nothing of the database here');
+    writeFileSync(join(dataDir, 'demo-key'), 'psk_live_demo\n');
+    assert.deepEqual(signsOfUse(dataDir), ['demo-key'], 'a key of the demo\'s own');
+    assert.match(await refusal(configFor(dataDir)), /it holds demo-key/);
   });
 
   test('an intact directory from before the marker existed opens and is marked', async () => {

@@ -4,16 +4,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { freePort, listenAgain } from './ports.ts';
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
+/** redis-server found its port taken by something else. */
+class PortTaken extends Error {}
 
 export class OwnRedis {
   readonly port: number;
@@ -27,14 +21,36 @@ export class OwnRedis {
     return `redis://127.0.0.1:${this.port}`;
   }
 
+  /** On a port nothing used a moment ago; another one when something else took it meanwhile. */
   static async start(): Promise<OwnRedis> {
-    const redis = new OwnRedis(await freePort());
-    await redis.restart();
-    return redis;
+    for (let attempt = 1; ; attempt++) {
+      const redis = new OwnRedis(await freePort());
+      try {
+        await redis.#start();
+        return redis;
+      } catch (error) {
+        if (!(error instanceof PortTaken) || attempt === 5) throw error;
+      }
+    }
   }
 
-  /** Starts the server (empty: it keeps nothing on disk) and waits until it accepts connections. */
+  /**
+   * Starts the server again on its port (empty: it keeps nothing on disk) and waits until it
+   * accepts connections; while something else holds the port, tries again for up to 10 s.
+   */
   async restart(): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        return await this.#start();
+      } catch (error) {
+        if (!(error instanceof PortTaken) || Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  }
+
+  async #start(): Promise<void> {
     const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.#process = child;
     let output = '';
@@ -42,10 +58,13 @@ export class OwnRedis {
       output += chunk.toString();
     });
     const failed = once(child, 'exit').then(() => {
-      throw new Error(`redis-server exited before it was ready:\n${output}`);
+      throw /Address already in use/.test(output) ? new PortTaken(output) : new Error(`redis-server exited before it was ready:\n${output}`);
     });
     const ready = (async () => {
-      while (!/Ready to accept connections/.test(output)) await new Promise((resolve) => setTimeout(resolve, 20));
+      while (!/Ready to accept connections/.test(output)) {
+        if (child.exitCode !== null) return failed;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
     })();
     await Promise.race([ready, failed]);
   }
@@ -74,7 +93,6 @@ export class CuttableProxy {
   }
 
   async start(): Promise<this> {
-    this.port = await freePort();
     await this.#listen();
     return this;
   }
@@ -97,8 +115,14 @@ export class CuttableProxy {
       client.pipe(upstream);
       upstream.pipe(client);
     });
-    server.listen(this.port, '127.0.0.1');
-    await once(server, 'listening');
+    // On a port of the system's first, then on the same one again (after `refuse`).
+    if (this.port === 0) {
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      this.port = (server.address() as AddressInfo).port;
+    } else {
+      await listenAgain(server, this.port);
+    }
     this.#server = server;
   }
 

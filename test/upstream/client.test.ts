@@ -14,6 +14,7 @@ import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
 import type { OutcomeKind } from '../../src/upstream/outcomes.ts';
 import { fetchAndRead } from '../../src/upstream/read.ts';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../src/upstream/types.ts';
+import { refusedPort } from '../support/ports.ts';
 
 const PLATFORM = 'snapmsg';
 const HOSTS = ['www.snapmsg.example', 'snapmsg.example'];
@@ -774,11 +775,9 @@ describe('retries and timeouts', () => {
 
   test('a refused connection is transient within the budget', async (t) => {
     const server = await startServer(t, (_req, res) => res.end('ok'));
-    const closed = http.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const { port } = closed.address() as AddressInfo;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const client = makeClient(t, { [PLATFORM]: `http://127.0.0.1:${port}` }, { connectTimeoutMs: 200 });
+    const closed = await refusedPort();
+    t.after(() => closed.release());
+    const client = makeClient(t, { [PLATFORM]: closed.origin }, { connectTimeoutMs: 200 });
     const { ms } = await timed(() => expectOutcome(call(client, { path: '/p', kind: 'page' }, { budgetMs: 1_000 }), 'transient'));
     assert.ok(ms < 1_000 + 250, `${ms} ms`);
     assert.equal(server.connections(), 0);

@@ -11,6 +11,7 @@ import { UpstreamClient } from '../../src/upstream/client.ts';
 import { isUpstreamOutcome } from '../../src/upstream/outcomes.ts';
 import { parseProxies, ProxyPool } from '../../src/upstream/proxies.ts';
 import { connectProxy, socksProxy } from '../support/proxies.ts';
+import { refusedPort } from '../support/ports.ts';
 
 async function listen(server: Server, t: TestContext): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -81,9 +82,9 @@ test('a block through every proxy ends the request as blocked after at most thre
 
 test('a proxy that cannot be reached is benched and another takes the request; credentials reach the proxy that wants them', async (t) => {
   const { origin, seen } = await platform(t, new Set());
-  const dead = createServer();
-  const deadPort = await listen(dead, t);
-  await new Promise<void>((resolve) => dead.close(() => resolve()));
+  const dead = await refusedPort();
+  t.after(() => dead.release());
+  const deadPort = dead.port;
   const alive = await connectProxy(t, '127.0.0.6', 'ann:pw');
   const c = client(t, origin, `http://127.0.0.1:${deadPort},http://ann:pw@127.0.0.1:${alive.port}`);
   assert.equal((await get(c)).body, 'hello 127.0.0.6');

@@ -20,7 +20,9 @@ const SQL = {
                       RETURNING id, credits, balance_version),
          entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT id, $2, 'topup', $3 FROM credited)
     SELECT credits, balance_version FROM credited`,
-  // `current` is read from the statement's snapshot, so it is the balance a failed debit saw.
+  // `current` is read from the statement's snapshot. A debit that waited for a concurrent one
+  // re-checked the row as that one left it, which the snapshot predates: then `current` may
+  // still show enough credits, and the balance is read again.
   reserve: `
     WITH debited AS (UPDATE teams SET credits = credits - $2, balance_version = balance_version + 1 WHERE id = $1 AND credits >= $2
                      RETURNING id, credits, balance_version),
@@ -99,7 +101,9 @@ export function ledger(query: Query, watcher: () => TeamWatcher | undefined): Le
         return { ok: true, reservationId, balance: row.after as number };
       }
       if (row.current === null) throw new Error(`unknown team ${teamId}`);
-      return { ok: false, balance: row.current as number };
+      if ((row.current as number) < amount) return { ok: false, balance: row.current as number };
+      const now = await one(SQL.balance, [teamId]);
+      return { ok: false, balance: (now?.credits as number | undefined) ?? 0 };
     },
 
     async commit(reservationId: string): Promise<{ charged: boolean; balance: number }> {
