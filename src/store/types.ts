@@ -187,7 +187,7 @@ export interface UserStore {
   listUsers(teamId?: string): Promise<User[]>;
   /** Disables the user and ends its sessions; false when unknown or already disabled. */
   disableUser(id: string): Promise<boolean>;
-  /** Stores a one-time link's hash: it sets the user's password once, until `expiresAt` (epoch ms). */
+  /** Stores a one-time link's hash: it sets the user's password once, until `expiresAt` (epoch ms). It replaces the user's unused link: a user has one outstanding link at most. */
   createPasswordLink(link: { hash: string; userId: string; expiresAt: number }): Promise<void>;
   /**
    * Uses a link: sets the password hash of its user (enabled, link unused and unexpired) and

@@ -57,6 +57,31 @@ describe('dashboard over HTTP', () => {
     assert.equal((await new Browser(h).get(expired.replace('http://127.0.0.1', ''))).status, 400);
   });
 
+  test('an earlier link dies when a new one is issued, and every link of the user when one is used', async () => {
+    const user = await h.stores.users.createUser({ teamId: h.team.id, email: 'relinked@example.com', role: 'owner' });
+    const path = (link: string) => link.replace('http://127.0.0.1', '');
+    const tokenOf = (link: string) => new URL(link).searchParams.get('token') ?? '';
+    const first = await issuePasswordLink(h.stores.users, user.id, 'http://127.0.0.1', Date.now());
+    const second = await issuePasswordLink(h.stores.users, user.id, 'http://127.0.0.1', Date.now());
+    // A form opened with the first link before the second was issued.
+    const early = new Browser(h);
+    assert.equal((await early.get(path(second))).status, 200);
+    const set = new Browser(h);
+    await set.get(path(second));
+    assert.equal((await set.post('/dashboard/set-password', { token: tokenOf(second), password: PASSWORD, confirm: PASSWORD })).status, 303);
+    assert.equal((await new Browser(h).get(path(first))).status, 400, 'the first link is dead');
+    const takeover = await early.post('/dashboard/set-password', { token: tokenOf(first), password: 'a password of my own', confirm: 'a password of my own' });
+    assert.equal(takeover.status, 400);
+    assert.match(takeover.body, /expired or has already been used/);
+    const owner = new Browser(h);
+    assert.equal((await owner.signIn('relinked@example.com')).status, 303, 'the password set with the second link still holds');
+    assert.equal((await owner.get('/dashboard')).status, 200, 'and its session was not ended');
+    // A third link, issued after the password was set, ends the second too (already used) and works once.
+    const third = await issuePasswordLink(h.stores.users, user.id, 'http://127.0.0.1', Date.now());
+    assert.equal((await new Browser(h).get(path(third))).status, 200);
+    assert.equal((await new Browser(h).get(path(second))).status, 400);
+  });
+
   test('sign-in: a new session in an HttpOnly, SameSite=Lax cookie; a wrong password says so; a planted cookie is never adopted', async () => {
     const { email } = await userWithPassword(h, h.team.id, 'owner');
     const browser = new Browser(h);

@@ -338,8 +338,9 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         const team = await newTeam(s);
         const user = await s.users.createUser({ teamId: team.id, email: `${uid('e')}@example.com`, role: 'member' });
         const now = Date.now();
+        const late = await s.users.createUser({ teamId: team.id, email: `${uid('e')}@example.com`, role: 'member' });
         await s.users.createPasswordLink({ hash: 'link-1', userId: user.id, expiresAt: now + HOUR });
-        await s.users.createPasswordLink({ hash: 'link-old', userId: user.id, expiresAt: now - 1 });
+        await s.users.createPasswordLink({ hash: 'link-old', userId: late.id, expiresAt: now - 1 });
         await s.users.createSession('session-before', session(user.id, now + HOUR));
         assert.equal(await s.users.passwordLinkValid('link-1', now), true);
         assert.equal(await s.users.passwordLinkValid('link-old', now), false);
@@ -352,6 +353,37 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.ok(found?.passwordHash === 'hash-1' || found?.passwordHash === 'hash-2');
         assert.equal(await s.users.findSession('session-before', now), null, 'sessions opened before the change are ended');
         assert.equal(await s.users.usePasswordLink('unknown', 'hash', now), null);
+      });
+
+      it('a user has one outstanding link at most: a new one ends the earlier ones, and using one leaves none', async (s) => {
+        const team = await newTeam(s);
+        const user = await s.users.createUser({ teamId: team.id, email: `${uid('l')}@example.com`, role: 'owner' });
+        const other = await s.users.createUser({ teamId: team.id, email: `${uid('m')}@example.com`, role: 'member' });
+        const now = Date.now();
+        const first = uid('link');
+        const second = uid('link');
+        const third = uid('link');
+        const others = uid('link');
+        await s.users.createPasswordLink({ hash: first, userId: user.id, expiresAt: now + HOUR });
+        await s.users.createPasswordLink({ hash: others, userId: other.id, expiresAt: now + HOUR });
+        await s.users.createPasswordLink({ hash: second, userId: user.id, expiresAt: now + HOUR });
+        assert.equal(await s.users.passwordLinkValid(first, now), false, 'a new link ends the earlier one');
+        assert.equal(await s.users.usePasswordLink(first, 'hash-early', now), null);
+        assert.equal(await s.users.passwordLinkValid(second, now), true);
+        assert.equal(await s.users.passwordLinkValid(others, now), true, "another user's link is untouched");
+        assert.equal((await s.users.usePasswordLink(second, 'hash-2', now))?.id, user.id);
+        assert.equal(await s.users.passwordLinkValid(second, now), false);
+        // Issued at once, only one survives, whichever it is.
+        const racing = [uid('link'), uid('link'), uid('link')];
+        await Promise.all(racing.map((hash) => s.users.createPasswordLink({ hash, userId: user.id, expiresAt: now + HOUR })));
+        const alive = [];
+        for (const hash of racing) if (await s.users.passwordLinkValid(hash, now)) alive.push(hash);
+        assert.equal(alive.length, 1, 'one outstanding link, however many were issued at once');
+        await s.users.createPasswordLink({ hash: third, userId: user.id, expiresAt: now + HOUR });
+        assert.equal((await s.users.usePasswordLink(third, 'hash-3', now))?.id, user.id);
+        assert.equal((await s.users.findUserByEmail(user.email))?.passwordHash, 'hash-3');
+        for (const hash of racing) assert.equal(await s.users.usePasswordLink(hash, 'hash-late', now), null, 'an earlier link cannot undo the password set since');
+        assert.equal((await s.users.findUserByEmail(user.email))?.passwordHash, 'hash-3');
       });
 
       it('sessions: found with their user until they expire, ended one by one or all of a user, pruned', async (s) => {

@@ -66,7 +66,12 @@ export function userStore(query: Query): UserStore {
     },
 
     async createPasswordLink({ hash, userId, expiresAt }) {
-      await query('INSERT INTO password_links (hash, user_id, expires_at) VALUES ($1, $2, $3)', [hash, userId, Math.trunc(expiresAt)]);
+      // One outstanding link per user (a partial unique index): a new one takes the unused one's place.
+      await query(
+        `INSERT INTO password_links (hash, user_id, expires_at) VALUES ($1, $2, $3)
+         ON CONFLICT (user_id) WHERE used_at IS NULL DO UPDATE SET hash = excluded.hash, expires_at = excluded.expires_at`,
+        [hash, userId, Math.trunc(expiresAt)],
+      );
     },
 
     async usePasswordLink(hash, passwordHash, now) {

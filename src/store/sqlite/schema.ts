@@ -1,7 +1,7 @@
 // The embedded store's schema: one migration per version, applied in order under the write lock
 // (connection.ts). A new version appends a migration; a released one is never edited.
 
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 export const MIGRATIONS: readonly string[] = [
   // v1
@@ -140,5 +140,16 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX drift_endpoint_at ON drift (platform, endpoint, at);
   CREATE INDEX drift_at ON drift (at);
+  `,
+  // v6: a user has one outstanding (unused) set-password link at most: issuing one replaces the
+  // earlier one (users.ts), so that no older link outlives a newer one or a password set since.
+  // Of the links outstanding now, the latest to expire is kept.
+  `
+  DELETE FROM password_links
+   WHERE used_at IS NULL
+     AND EXISTS (SELECT 1 FROM password_links n
+                  WHERE n.user_id = password_links.user_id AND n.used_at IS NULL
+                    AND (n.expires_at > password_links.expires_at OR (n.expires_at = password_links.expires_at AND n.hash > password_links.hash)));
+  CREATE UNIQUE INDEX password_links_outstanding ON password_links (user_id) WHERE used_at IS NULL;
   `,
 ];

@@ -15,7 +15,9 @@ const SQL = {
   listAll: `SELECT ${USER_COLS} FROM users ORDER BY created_at, id`,
   listTeam: `SELECT ${USER_COLS} FROM users WHERE team_id = ? ORDER BY created_at, id`,
   disable: 'UPDATE users SET disabled_at = ? WHERE id = ? AND disabled_at IS NULL',
-  insertLink: 'INSERT INTO password_links (hash, user_id, expires_at) VALUES (?, ?, ?)',
+  // One outstanding link per user (a partial unique index): a new one takes the unused one's place.
+  insertLink: `INSERT INTO password_links (hash, user_id, expires_at) VALUES (?, ?, ?)
+               ON CONFLICT (user_id) WHERE used_at IS NULL DO UPDATE SET hash = excluded.hash, expires_at = excluded.expires_at`,
   validLink: `SELECT l.user_id FROM password_links l JOIN users u ON u.id = l.user_id
                WHERE l.hash = ? AND l.used_at IS NULL AND l.expires_at > ? AND u.disabled_at IS NULL`,
   useLink: 'UPDATE password_links SET used_at = ? WHERE hash = ?',
