@@ -4,7 +4,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { EndpointDeclaration } from '../endpoints/types.ts';
-import { issuePasswordLink } from '../account/users.ts';
+import { issuePasswordLink, mayGrant, userActionProblem } from '../account/users.ts';
 import { generateKey } from '../server/keys.ts';
 import { normaliseEmail } from '../store/rules.ts';
 import { fullQuerySchema } from '../server/query.ts';
@@ -400,7 +400,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
               ${users.map(
                 (u) => html`<tr>
                   <td>${u.email}</td><td>${u.role}</td><td>${u.hasPassword ? 'set' : 'not yet'}</td><td>${u.disabledAt ? `Disabled ${time(u.disabledAt)}` : 'Active'}</td>
-                  <td>${u.disabledAt || u.id === scope.user.id ? '' : html`<form method="get" action="/dashboard/users/${u.id}/disable">${scope.teamField}<button type="submit" class="secondary">Disable</button></form>`}</td>
+                  <td>${u.disabledAt || userActionProblem(scope.user, u) ? '' : html`<form method="get" action="/dashboard/users/${u.id}/disable">${scope.teamField}<button type="submit" class="secondary">Disable</button></form>`}</td>
                 </tr>`,
               )}
             </tbody>
@@ -414,14 +414,14 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
   app.post('/users', async (request, reply) => {
     const scope = await manager(request);
     const body = request.body as Record<string, unknown>;
-    const role = body.role === 'owner' ? 'owner' : body.role === 'member' ? 'member' : null;
+    const role = body.role === 'owner' || body.role === 'member' ? body.role : null;
     let email: string;
     try {
       email = normaliseEmail(String(body.email ?? ''));
     } catch {
       return usersPage(request, reply, notice('error', 'That is not an email address.'), 422);
     }
-    if (!role) return usersPage(request, reply, notice('error', 'Choose a role: member or owner.'), 422);
+    if (!role || !mayGrant(scope.user, role)) return usersPage(request, reply, notice('error', 'Choose a role: member or owner.'), 422);
     if (await stores.users.findUserByEmail(email)) return usersPage(request, reply, notice('error', 'A user with this email exists already.'), 409);
     const created = await stores.users.createUser({ teamId: scope.team.id, email, role });
     const link = await issuePasswordLink(stores.users, created.id, baseUrl(), now());
@@ -438,6 +438,8 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
     const id = (request.params as { id: string }).id;
     const target = (await stores.users.listUsers(scope.team.id)).find((u) => u.id === id && u.disabledAt === null);
     if (!target || target.id === scope.user.id) throw new PageError(404, 'There is no such user to disable.');
+    const problem = userActionProblem(scope.user, target);
+    if (problem) throw new PageError(403, problem);
     return { scope, target };
   }
 

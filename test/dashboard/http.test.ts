@@ -295,6 +295,33 @@ describe('dashboard over HTTP', () => {
     assert.equal((await memberSession.browser.get('/dashboard')).status, 303, 'the disabled member is signed out');
   });
 
+  test('roles form an order: nobody acts on a user whose role is above theirs', async () => {
+    const team = await h.newTeam(5, 100);
+    const owner = await signedIn(h, team.team.id, 'owner');
+    const operator = await signedIn(h, team.team.id, 'operator');
+    const peer = await userWithPassword(h, team.team.id, 'owner');
+    const list = await owner.browser.get('/dashboard/users');
+    assert.match(list.body, new RegExp(`/dashboard/users/${peer.id}/disable`), 'an owner may act on another owner');
+    assert.doesNotMatch(list.body, new RegExp(`/dashboard/users/${operator.id}/`), 'no action is offered on the operator');
+    const confirm = await owner.browser.get(`/dashboard/users/${operator.id}/disable`);
+    assert.equal(confirm.status, 403);
+    assert.match(confirm.body, /An owner cannot act on an operator/);
+    await owner.browser.get('/dashboard/users');
+    const refused = await owner.browser.post(`/dashboard/users/${operator.id}/disable`, {});
+    assert.equal(refused.status, 403);
+    assert.equal((await h.stores.users.getUser(operator.id))?.disabledAt, null, 'the operator stays enabled');
+    assert.equal((await operator.browser.get('/dashboard')).status, 200, 'and signed in');
+    // Nor may an owner make a user above itself.
+    await owner.browser.get('/dashboard/users');
+    const raised = await owner.browser.post('/dashboard/users', { email: 'raised@example.com', role: 'operator' });
+    assert.equal(raised.status, 422);
+    assert.equal((await h.stores.users.listUsers(team.team.id)).some((u) => u.email === 'raised@example.com'), false);
+    // The operator may act on the owner.
+    await operator.browser.get(`/dashboard/users?team=${team.team.id}`);
+    assert.equal((await operator.browser.post(`/dashboard/users/${owner.id}/disable`, {})).status, 200);
+    assert.equal((await owner.browser.get('/dashboard')).status, 303, 'the owner is signed out');
+  });
+
   test('maintenance deletes expired sessions and links', async () => {
     const user = await h.stores.users.createUser({ teamId: h.team.id, email: `expired-${Date.now()}@example.com`, role: 'member' });
     await h.stores.users.createSession('expired-session-hash', { userId: user.id, csrf: 'c', createdAt: new Date().toISOString(), expiresAt: h.clock.now - 1 });
