@@ -32,7 +32,10 @@ export interface AppOptions {
   upstream?: UpstreamBinder;
   requestBudgetMs?: number;
   reservationMarginMs?: number;
+  /** `/metrics` on this app requires it as a bearer token. */
   metricsToken?: string | undefined;
+  /** Without a token, whether `/metrics` is served open on this app (the in-process tests); by default it is not served. */
+  openMetrics?: boolean;
   /** Fastify logger option; false in tests. */
   logger?: FastifyServerOptions['logger'];
   /** Clock, replaceable in tests. */
@@ -120,7 +123,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // First: routes keep the error handler of the moment they are added.
   await app.register(errorsPlugin, { bodiesUnder: ['/dashboard', '/mcp'] });
-  await app.register(metricsPlugin, { metricsToken: options.metricsToken });
+  await app.register(metricsPlugin, { metricsToken: options.metricsToken, openMetrics: options.openMetrics });
   await app.register(openApiPlugin, { endpoints: options.endpoints, publicBaseUrl: options.publicBaseUrl });
   await app.register(healthPlugin, { stores });
   if (stores.roundTrips) app.metrics.watchBackends(stores.roundTrips);
