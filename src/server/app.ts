@@ -9,13 +9,12 @@ import { answerAndClose, DEFAULT_CONNECTION_LIMITS, edgeServerFactory, type Conn
 import { CursorSealer } from './cursors.ts';
 import { ApiError, sendError } from './errors.ts';
 import { newRequestId } from './ids.ts';
-import { randomBytes } from 'node:crypto';
 import { Breakers, DEFAULT_BREAKER, type BreakerSettings } from './breakers.ts';
 import { statusPlugin } from './plugins/status.ts';
 import { dashboardPlugin } from '../dashboard/plugin.ts';
 import { mcpPlugin } from '../mcp/plugin.ts';
 import { errorsPlugin } from './plugins/errors.ts';
-import { INTERNAL_CALLER } from './plugins/auth.ts';
+import { Door } from './plugins/auth.ts';
 import { healthPlugin } from './plugins/health.ts';
 import { maintenancePlugin } from './plugins/maintenance.ts';
 import { recordsPlugin } from './plugins/records.ts';
@@ -152,8 +151,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     now,
     shutdown: shutdown.signal,
   });
-  // In-process requests made for one of the team's keys (the dashboard's try-it panel) carry it.
-  const internalSecret = randomBytes(32).toString('hex');
+  // Admits the API's requests, and the in-process ones of the dashboard and MCP.
+  const door = new Door(stores, options.testUpstream !== undefined);
   await app.register(routesPlugin, {
     runtimes: compileEndpoints(options.endpoints).values(),
     scraper,
@@ -161,10 +160,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     stores,
     now,
     keyUseFlushMs: options.keyUseFlushMs ?? 5_000,
-    internalSecret,
-    testMode: options.testUpstream !== undefined,
+    door,
   });
-  await app.register(mcpPlugin, { stores, endpoints: options.endpoints, version: '1.0.0', now });
+  await app.register(mcpPlugin, { door, endpoints: options.endpoints, version: '1.0.0', now });
   await app.register(dashboardPlugin, {
     prefix: '/dashboard',
     stores,
@@ -174,7 +172,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     publicBaseUrl: options.publicBaseUrl,
     baseUrl: () => options.publicBaseUrl ?? listeningUrl(app) ?? 'http://127.0.0.1',
     callAs: async (keyId, url) => {
-      const response = await app.inject({ method: 'GET', url, headers: { [INTERNAL_CALLER]: `${internalSecret}.${keyId}` } });
+      const response = await app.inject({ method: 'GET', url, headers: door.asKey(keyId) });
       return { status: response.statusCode, body: response.body };
     },
   });
