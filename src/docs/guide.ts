@@ -52,6 +52,7 @@ Every endpoint below shows its parameters, an example answer taken from the serv
 
 - A live scrape that answers \`200\` costs **1 credit**. Errors cost nothing, and neither do the account and status endpoints.
 - \`cache_max_age=1d|3d|7d|14d|30d\` returns a cached result of at most that age for **0 credits** (\`meta.cached: true\`, \`meta.cachedAt\`), and scrapes live otherwise. Without it, every call scrapes live and refreshes the cache.
+- The cache is shared by all teams (the data is public): a result another team's request scraped is yours too. So a hit tells that somebody scraped that target with those parameters within the age you asked for, and \`meta.cachedAt\` is when some team's request scraped it, to the millisecond (it equals \`data.fetchedAt\`, as a live answer's does). It never tells which team, nor anything else of its requests.
 - \`stale_if_error=1d|…|30d\`: when the live scrape fails with a \`502\` or a \`503\`, a cached result of at most that age is returned instead, for 0 credits, with \`meta.stale: true\`.
 - \`GET /v1/account\` tells the balance; \`/v1/account/usage\` the requests and credits per day; \`/v1/account/requests\` every request.
 
