@@ -16,7 +16,11 @@ import { html, notice, page, PageError, sendPage, type Html } from './html.ts';
 import { signedInPages } from './pages.ts';
 import { sameText, Sessions, type SignedIn } from './session.ts';
 
-/** Failed or not, sign-in attempts allowed per client address and per account in SIGN_IN_WINDOW_MS. */
+/**
+ * Sign-in attempts per client address (failed or not), and failed ones per account, in
+ * SIGN_IN_WINDOW_MS. An account past its failures refuses the addresses that failed at it;
+ * an address that has not still gets its attempt (and one failure of its own).
+ */
 export const SIGN_IN_LIMITS = { address: 20, account: 10 } as const;
 export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
 /** Form bodies are small: a password, a key name, a try-it query. */
@@ -152,17 +156,34 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     const email = typeof body.email === 'string' ? body.email.slice(0, 254) : '';
     const password = typeof body.password === 'string' ? body.password : '';
     const account = emailOrNull(email) ?? email.trim().toLowerCase();
+    const address = addressKey(request.ip);
     const at = now();
-    const byAddress = await stores.limiter.hit(`signin:addr:${addressKey(request.ip)}`, SIGN_IN_LIMITS.address, SIGN_IN_WINDOW_MS, at);
-    const byAccount = byAddress.allowed ? await stores.limiter.hit(`signin:user:${account}`, SIGN_IN_LIMITS.account, SIGN_IN_WINDOW_MS, at) : byAddress;
-    if (!byAddress.allowed || !byAccount.allowed) {
-      const wait = Math.max(byAddress.resetSeconds, byAccount.resetSeconds, 1);
+    const tooMany = (wait: number) => {
       reply.header('retry-after', String(wait));
       return signInPage(request, reply, 429, notice('error', `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`), email);
-    }
+    };
+    const byAddress = await stores.limiter.hit(`signin:addr:${address}`, SIGN_IN_LIMITS.address, SIGN_IN_WINDOW_MS, at);
+    if (!byAddress.allowed) return tooMany(Math.max(byAddress.resetSeconds, 1));
+    // Failures are counted per account and per account and address, under digests: a key's
+    // size does not follow what the client typed.
+    const failures = `signin:fail:${tokenHash(account)}`;
+    const failuresHere = `${failures}:${address}`;
+    const [byAccount, fromHere] = await Promise.all([
+      stores.limiter.peek(failures, SIGN_IN_LIMITS.account, SIGN_IN_WINDOW_MS, at),
+      stores.limiter.peek(failuresHere, 1, SIGN_IN_WINDOW_MS, at),
+    ]);
+    // Past the account's failures, only an address that has not failed at it is heard: its
+    // owner gets in, and an attacker gets one guess per address and window.
+    if (!byAccount.allowed && !fromHere.allowed) return tooMany(Math.max(Math.min(byAccount.resetSeconds, fromHere.resetSeconds), 1));
     const found = await stores.users.findUserByEmail(account);
     const matches = await verifyPassword(password, found && !found.user.disabledAt ? found.passwordHash : null);
-    if (!found || found.user.disabledAt || !matches) return signInPage(request, reply, 401, notice('error', 'The email or password is wrong.'), email);
+    if (!found || found.user.disabledAt || !matches) {
+      await Promise.all([
+        stores.limiter.hit(failures, SIGN_IN_LIMITS.account, SIGN_IN_WINDOW_MS, at),
+        stores.limiter.hit(failuresHere, SIGN_IN_LIMITS.address, SIGN_IN_WINDOW_MS, at),
+      ]);
+      return signInPage(request, reply, 401, notice('error', 'The email or password is wrong.'), email);
+    }
     await sessions.start(request, reply, found.user, at);
     return reply.redirect('/dashboard', 303);
   });

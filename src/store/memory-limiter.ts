@@ -7,7 +7,9 @@
 // exactly `windowMs` after it was admitted (no fixed buckets, no approximation).
 //
 // Memory: at most `limit` numbers per active key; keys whose newest request has left the
-// window are dropped by a lazy sweep (at most once per `sweepIntervalMs`).
+// window are dropped by a lazy sweep (at most once per `sweepIntervalMs`), and at most
+// `maxKeys` keys are held: past it the longest held goes first, so that clients who make up
+// keys (an address, an email per attempt) cannot make the map grow without bound.
 
 import type { RateDecision, RateLimiter } from './types.ts';
 
@@ -30,6 +32,11 @@ class Log {
 
   oldest(): number {
     return this.buf[this.start] as number;
+  }
+
+  /** The `i`-th oldest timestamp. */
+  at(i: number): number {
+    return this.buf[(this.start + i) % this.buf.length] as number;
   }
 
   newest(): number {
@@ -78,15 +85,19 @@ class Log {
 export interface InProcessRateLimiterOptions {
   /** How often, at most, idle keys are swept out (default 60 s). */
   sweepIntervalMs?: number;
+  /** Keys held at most (default 100,000); past it the longest held is forgotten. */
+  maxKeys?: number;
 }
 
 export class InProcessRateLimiter implements RateLimiter {
   readonly #logs = new Map<string, Log>();
   readonly #sweepIntervalMs: number;
+  readonly #maxKeys: number;
   #lastSweep = -Infinity;
 
   constructor(options: InProcessRateLimiterOptions = {}) {
     this.#sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
+    this.#maxKeys = options.maxKeys ?? 100_000;
   }
 
   /** Number of keys currently tracked (for tests and metrics). */
@@ -109,6 +120,11 @@ export class InProcessRateLimiter implements RateLimiter {
     if (allowed) {
       if (!log) {
         log = new Log(limit, windowMs);
+        // A Map iterates in insertion order: its first key is the one held longest.
+        for (const held of this.#logs.keys()) {
+          if (this.#logs.size < this.#maxKeys) break;
+          this.#logs.delete(held);
+        }
         this.#logs.set(key, log);
       }
       log.push(now);
@@ -125,6 +141,17 @@ export class InProcessRateLimiter implements RateLimiter {
       resetSeconds = Math.max(1, Math.ceil((oldest + windowMs - now) / 1000));
     }
     return { allowed, limit, remaining, resetSeconds };
+  }
+
+  async peek(key: string, limit: number, windowMs: number, now: number = Date.now()): Promise<RateDecision> {
+    checkArgs(limit, windowMs, now);
+    const log = this.#logs.get(key);
+    log?.expire(now, windowMs);
+    const used = log?.size ?? 0;
+    const remaining = Math.max(0, limit - used);
+    // Full: a place frees when the request `used - limit` places from the oldest leaves the window.
+    const resetSeconds = remaining === 0 && log ? Math.max(1, Math.ceil((log.at(used - limit) + windowMs - now) / 1000)) : 0;
+    return { allowed: used < limit, limit, remaining, resetSeconds };
   }
 
   #maybeSweep(now: number): void {

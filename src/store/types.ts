@@ -149,6 +149,8 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Counts one request against `key` if it is admitted under `limit` per `windowMs` (rolling). */
   hit(key: string, limit: number, windowMs: number, now?: number): Promise<RateDecision>;
+  /** What a hit on `key` under `limit` would get now, without counting anything. */
+  peek(key: string, limit: number, windowMs: number, now?: number): Promise<RateDecision>;
 }
 
 /** `owner` manages the team's keys and users; `member` uses its own keys; `operator` sees every team and adds credits. */

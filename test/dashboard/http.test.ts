@@ -155,6 +155,28 @@ describe('dashboard over HTTP', () => {
     assert.deepEqual(seen, [...Array(SIGN_IN_LIMITS.address).fill(401), 429]);
   });
 
+  test("failures at an account from many addresses do not lock its owner out: an address that has not failed there still gets in", async () => {
+    const { email } = await userWithPassword(h, h.team.id, 'owner');
+    const attackers = Array.from({ length: SIGN_IN_LIMITS.account }, (_, i) => new Browser(h, {}, `198.51.100.${i + 1}`));
+    for (const attacker of attackers) assert.equal((await attacker.signIn(email, 'a wrong password')).status, 401);
+    // The account has had its failures: an address that failed there is refused, right password or not.
+    const again = await attackers[0]!.post('/dashboard/sign-in', { email, password: PASSWORD });
+    assert.equal(again.status, 429);
+    assert.ok(Number(again.headers['retry-after']) > 0);
+    // The owner, from an address with no failure there, signs in.
+    const owner = new Browser(h, {}, '192.0.2.200');
+    const signed = await owner.signIn(email);
+    assert.equal(signed.status, 303, signed.body);
+    assert.equal((await owner.get('/dashboard')).status, 200);
+    // A new address's wrong guess is answered, and then that address too is refused.
+    const fresh = new Browser(h, {}, '198.51.100.200');
+    assert.equal((await fresh.signIn(email, 'another wrong one')).status, 401);
+    assert.equal((await fresh.post('/dashboard/sign-in', { email, password: PASSWORD })).status, 429, 'one guess per address while the account is under attack');
+    // Ten requests every 15 minutes keep the addresses that made them out, not everyone.
+    h.clock.now += 15 * 60 * 1000 + 1;
+    assert.equal((await attackers[0]!.signIn(email)).status, 303, 'once the window has passed, the failed address gets in too');
+  });
+
   test('sign out ends the session; sign out everywhere ends them all; pages then send to sign-in', async () => {
     const { email } = await userWithPassword(h, h.team.id, 'member');
     const first = new Browser(h);

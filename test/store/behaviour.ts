@@ -864,6 +864,19 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.equal((await s.limiter.hit(key, 3, MINUTE, t0 + 62_500)).allowed, true);
         assert.equal((await s.limiter.hit(key, 20, MINUTE, t0 + 62_600)).remaining, 16);
       });
+
+      it('peek tells what a hit would get, and counts nothing', async (s) => {
+        const key = uid('rl');
+        const t0 = 1_700_000_000_000;
+        assert.deepEqual(await s.limiter.peek(key, 3, MINUTE, t0), { allowed: true, limit: 3, remaining: 3, resetSeconds: 0 }, 'an unknown key');
+        for (let i = 0; i < 3; i++) await s.limiter.hit(key, 3, MINUTE, t0 + i * 10_000);
+        for (let i = 0; i < 5; i++) assert.deepEqual(await s.limiter.peek(key, 3, MINUTE, t0 + 25_000), { allowed: false, limit: 3, remaining: 0, resetSeconds: 35 });
+        assert.deepEqual(await s.limiter.peek(key, 5, MINUTE, t0 + 25_000), { allowed: true, limit: 5, remaining: 2, resetSeconds: 0 }, 'under another limit');
+        // Under limit 1, the third hit (at 20 s) is the one whose leaving frees a place.
+        assert.deepEqual(await s.limiter.peek(key, 1, MINUTE, t0 + 25_000), { allowed: false, limit: 1, remaining: 0, resetSeconds: 55 });
+        assert.deepEqual(await s.limiter.peek(key, 3, MINUTE, t0 + 60_000), { allowed: true, limit: 3, remaining: 1, resetSeconds: 0 }, 'the first hit has left the window');
+        assert.equal((await s.limiter.hit(key, 3, MINUTE, t0 + 60_000)).remaining, 0, 'the peeks counted nothing');
+      });
     });
   });
 }

@@ -418,6 +418,18 @@ describe('InProcessRateLimiter memory', () => {
     assert.equal(limiter.size, 1, 'keys whose requests all left the window are gone; the new one stays');
   });
 
+  test('holds at most maxKeys keys: past it, the longest held goes first', async () => {
+    const limiter = new InProcessRateLimiter({ maxKeys: 100 });
+    const t0 = 1_700_000_000_000;
+    for (let k = 0; k < 150; k++) await limiter.hit(`k${k}`, 3, 60_000, t0 + k);
+    assert.equal(limiter.size, 100);
+    assert.equal((await limiter.peek('k149', 3, 60_000, t0 + 200)).remaining, 2, 'the newest keys are kept');
+    assert.equal((await limiter.peek('k0', 3, 60_000, t0 + 200)).remaining, 3, 'the oldest are forgotten');
+    // Hits on a held key add nothing.
+    for (let i = 0; i < 5; i++) await limiter.hit('k149', 3, 60_000, t0 + 300);
+    assert.equal(limiter.size, 100);
+  });
+
   test('rejects nonsensical limits', async () => {
     const limiter = new InProcessRateLimiter();
     await assert.rejects(limiter.hit('k', 0, 60_000));
