@@ -422,8 +422,18 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
       return usersPage(request, reply, notice('error', 'That is not an email address.'), 422);
     }
     if (!role || !mayGrant(scope.user, role)) return usersPage(request, reply, notice('error', 'Choose a role: member or owner.'), 422);
-    if (await stores.users.findUserByEmail(email)) return usersPage(request, reply, notice('error', 'A user with this email exists already.'), 409);
-    const created = await stores.users.createUser({ teamId: scope.team.id, email, role });
+    // Only this team's users are looked at: an account under this email in another team is its
+    // own and changes nothing here, so the answer never tells whether there is one.
+    const inTeam = () => usersPage(request, reply, notice('error', 'This email is already a user of this team.'), 409);
+    if ((await stores.users.listUsers(scope.team.id)).some((user) => user.email === email)) return inTeam();
+    let created: User;
+    try {
+      created = await stores.users.createUser({ teamId: scope.team.id, email, role });
+    } catch (error) {
+      // Added meanwhile, by another owner.
+      if (error instanceof RangeError) return inTeam();
+      throw error;
+    }
     const link = await issuePasswordLink(stores.users, created.id, baseUrl(), now());
     return usersPage(
       request,

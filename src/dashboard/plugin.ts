@@ -11,7 +11,7 @@ import { passwordProblem, hashPassword, tokenHash, verifyPassword, PASSWORD_MIN 
 import type { EndpointDeclaration } from '../endpoints/types.ts';
 import { addressKey } from '../server/connections.ts';
 import { emailOrNull } from '../store/rules.ts';
-import { StoreUnavailableError, type Stores } from '../store/types.ts';
+import { StoreUnavailableError, type Stores, type User } from '../store/types.ts';
 import { html, notice, page, PageError, sendPage, type Html } from './html.ts';
 import { signedInPages } from './pages.ts';
 import { sameText, Sessions, type SignedIn } from './session.ts';
@@ -151,6 +151,17 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     return signInPage(request, reply, 200, message);
   });
 
+  /**
+   * The enabled user with this email whose password this is. An email may have an account in
+   * several teams, each with its own password: all are checked at once (an email with none is
+   * checked against a made-up hash, so that it takes as long), and the oldest that matches wins.
+   */
+  async function signInAs(account: string, password: string): Promise<User | null> {
+    const candidates = (await stores.users.findUsersByEmail(account)).filter(({ user, passwordHash }) => !user.disabledAt && passwordHash !== null);
+    const verdicts = await Promise.all(candidates.length === 0 ? [verifyPassword(password, null)] : candidates.map(({ passwordHash }) => verifyPassword(password, passwordHash)));
+    return candidates.find((_candidate, i) => verdicts[i])?.user ?? null;
+  }
+
   app.post('/sign-in', async (request, reply) => {
     const body = request.body as Record<string, unknown>;
     const email = typeof body.email === 'string' ? body.email.slice(0, 254) : '';
@@ -175,16 +186,15 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     // Past the account's failures, only an address that has not failed at it is heard: its
     // owner gets in, and an attacker gets one guess per address and window.
     if (!byAccount.allowed && !fromHere.allowed) return tooMany(Math.max(Math.min(byAccount.resetSeconds, fromHere.resetSeconds), 1));
-    const found = await stores.users.findUserByEmail(account);
-    const matches = await verifyPassword(password, found && !found.user.disabledAt ? found.passwordHash : null);
-    if (!found || found.user.disabledAt || !matches) {
+    const found = await signInAs(account, password);
+    if (!found) {
       await Promise.all([
         stores.limiter.hit(failures, SIGN_IN_LIMITS.account, SIGN_IN_WINDOW_MS, at),
         stores.limiter.hit(failuresHere, SIGN_IN_LIMITS.address, SIGN_IN_WINDOW_MS, at),
       ]);
       return signInPage(request, reply, 401, notice('error', 'The email or password is wrong.'), email);
     }
-    await sessions.start(request, reply, found.user, at);
+    await sessions.start(request, reply, found, at);
     return reply.redirect('/dashboard', 303);
   });
 

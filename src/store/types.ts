@@ -160,7 +160,7 @@ export type Role = 'owner' | 'member' | 'operator';
 export interface User {
   id: string;
   teamId: string;
-  /** Lower case; unique. */
+  /** Lower case; unique within its team (another team may have an account of its own under it). */
   email: string;
   role: Role;
   createdAt: string;
@@ -180,11 +180,11 @@ export interface Session {
 }
 
 export interface UserStore {
-  /** Throws RangeError for an email already taken (by any team) or an unknown team. */
+  /** Throws RangeError for an email already in the team, or an unknown team. */
   createUser(user: { teamId: string; email: string; role: Role }): Promise<User>;
   getUser(id: string): Promise<User | null>;
-  /** The user with this email (any case), with its password hash (null until set). */
-  findUserByEmail(email: string): Promise<{ user: User; passwordHash: string | null } | null>;
+  /** The users with this email (any case), one per team at most, oldest first, with their password hashes (null until set). */
+  findUsersByEmail(email: string): Promise<{ user: User; passwordHash: string | null }[]>;
   /** Every user, or a team's; oldest first. */
   listUsers(teamId?: string): Promise<User[]>;
   /** Disables the user and ends its sessions; false when unknown or already disabled. */

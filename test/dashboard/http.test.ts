@@ -295,12 +295,12 @@ describe('dashboard over HTTP', () => {
     assert.equal(added.status, 200);
     const link = /id="new-link" type="text" readonly value="([^"]+)"/.exec(added.body)?.[1] ?? '';
     assert.match(link, /^http:\/\/127\.0\.0\.1(:\d+)?\/dashboard\/set-password\?token=/);
-    const member = (await h.stores.users.findUserByEmail('new.member@example.com'))?.user;
+    const member = (await h.stores.users.listUsers(team.team.id)).find((user) => user.email === 'new.member@example.com');
     assert.equal(member?.role, 'member');
     assert.equal((await new Browser(h).get(link.replace(/^http:\/\/[^/]+/, ''))).status, 200, 'the link sets a password');
     const taken = await owner.browser.post('/dashboard/users', { email: 'new.member@example.com', role: 'owner' });
     assert.equal(taken.status, 409);
-    assert.match(taken.body, /exists already/);
+    assert.match(taken.body, /already a user of this team/);
 
     const memberSession = await signedIn(h, team.team.id, 'member');
     assert.equal((await memberSession.browser.get('/dashboard/users')).status, 403);
@@ -315,6 +315,41 @@ describe('dashboard over HTTP', () => {
     assert.match(confirm.body, />Disable user<\/button>/);
     assert.equal((await owner.browser.post(`/dashboard/users/${memberSession.id}/disable`, {})).status, 200);
     assert.equal((await memberSession.browser.get('/dashboard')).status, 303, 'the disabled member is signed out');
+  });
+
+  test("adding a user answers the same whether or not the email has an account in another team; each team's account is its own", async () => {
+    const mine = await h.newTeam(5, 100);
+    const theirs = await h.newTeam(5, 100);
+    const owner = await signedIn(h, mine.team.id, 'owner');
+    const elsewhere = await userWithPassword(h, theirs.team.id, 'owner', 'known.elsewhere@example.com');
+    const addOf = async (email: string) => {
+      await owner.browser.get('/dashboard/users');
+      const page = await owner.browser.post('/dashboard/users', { email, role: 'member' });
+      const link = /id="new-link" type="text" readonly value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+      return { status: page.status, notice: /<p class="notice[^>]*>[\s\S]*?<\/p>/.exec(page.body.replaceAll(email.toLowerCase(), 'EMAIL'))?.[0], link };
+    };
+    const fresh = await addOf('nobody.yet@example.com');
+    const known = await addOf('Known.Elsewhere@example.com');
+    assert.equal(fresh.status, 200);
+    assert.deepEqual([known.status, known.notice], [fresh.status, fresh.notice], 'the same answer');
+    assert.match(known.link, /\/dashboard\/set-password\?token=/);
+    // The link sets the password of the account in this team; signing in with it opens this team.
+    const invited = new Browser(h);
+    const form = await invited.get(known.link.replace(/^http:\/\/[^/]+/, ''));
+    assert.equal(form.status, 200);
+    const mine_password = 'the password of this team';
+    assert.equal((await invited.post('/dashboard/set-password', { token: new URL(known.link).searchParams.get('token') ?? '', password: mine_password, confirm: mine_password })).status, 303);
+    const here = new Browser(h);
+    assert.equal((await here.signIn('known.elsewhere@example.com', mine_password)).status, 303);
+    assert.match((await here.get('/dashboard')).body, new RegExp(mine.team.id));
+    // The other team's account is untouched: its own password opens its own team.
+    const there = new Browser(h);
+    assert.equal((await there.signIn(elsewhere.email)).status, 303);
+    assert.match((await there.get('/dashboard')).body, new RegExp(theirs.team.id));
+    // In the same team, an email is there once: that the owner can see in its list anyway.
+    const twice = await addOf('nobody.yet@example.com');
+    assert.equal(twice.status, 409);
+    assert.match(twice.notice ?? '', /already a user of this team/);
   });
 
   test('roles form an order: nobody acts on a user whose role is above theirs', async () => {

@@ -314,7 +314,7 @@ export function storeBehaviour(name: string, open: OpenStores): void {
       const HOUR = 60 * MINUTE;
       const session = (userId: string, expiresAt: number) => ({ userId, csrf: uid('csrf'), createdAt: new Date().toISOString(), expiresAt });
 
-      it('creates users with a lower-case email unique across teams, finds and lists them', async (s) => {
+      it('creates users with a lower-case email unique within a team, finds and lists them', async (s) => {
         const team = await newTeam(s);
         const other = await newTeam(s);
         const email = `${uid('Ann')}@Example.COM`;
@@ -323,15 +323,19 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.deepEqual([user.role, user.teamId, user.disabledAt, user.hasPassword], ['owner', team.id, null, false]);
         assert.match(user.createdAt, ISO_MS);
         assert.deepEqual(await s.users.getUser(user.id), user);
-        assert.deepEqual(await s.users.findUserByEmail(email.toUpperCase()), { user, passwordHash: null });
-        assert.equal(await s.users.findUserByEmail('not an email'), null);
-        await assert.rejects(s.users.createUser({ teamId: other.id, email, role: 'member' }), RangeError, 'taken by another team too');
+        assert.deepEqual(await s.users.findUsersByEmail(email.toUpperCase()), [{ user, passwordHash: null }]);
+        assert.deepEqual(await s.users.findUsersByEmail('not an email'), []);
+        await assert.rejects(s.users.createUser({ teamId: team.id, email: email.toUpperCase(), role: 'member' }), RangeError, 'once per team');
+        // Another team has an account of its own under the same email.
+        const theirs = await s.users.createUser({ teamId: other.id, email, role: 'member' });
+        assert.notEqual(theirs.id, user.id);
+        assert.deepEqual((await s.users.findUsersByEmail(email)).map((found) => found.user.id), [user.id, theirs.id], 'oldest first');
         await assert.rejects(s.users.createUser({ teamId: 'team_nope', email: `${uid('b')}@example.com`, role: 'member' }), RangeError);
         await assert.rejects(s.users.createUser({ teamId: team.id, email: 'nope', role: 'member' }), RangeError);
         await assert.rejects(s.users.createUser({ teamId: team.id, email: `${uid('c')}@example.com`, role: 'admin' as 'owner' }), RangeError);
         const member = await s.users.createUser({ teamId: other.id, email: `${uid('d')}@example.com`, role: 'member' });
-        assert.deepEqual((await s.users.listUsers(other.id)).map((u) => u.id), [member.id]);
-        assert.deepEqual((await s.users.listUsers()).map((u) => u.id).sort(), [user.id, member.id].sort());
+        assert.deepEqual((await s.users.listUsers(other.id)).map((u) => u.id), [theirs.id, member.id]);
+        assert.deepEqual((await s.users.listUsers()).map((u) => u.id).sort(), [user.id, theirs.id, member.id].sort());
       });
 
       it('a password link sets the password once, before it expires, and ends the sessions then open', async (s) => {
@@ -349,7 +353,7 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.equal([first, second].filter((u) => u !== null).length, 1, 'used once, however many race for it');
         assert.equal((first ?? second)?.hasPassword, true);
         assert.equal(await s.users.passwordLinkValid('link-1', now), false);
-        const found = await s.users.findUserByEmail(user.email);
+        const [found] = await s.users.findUsersByEmail(user.email);
         assert.ok(found?.passwordHash === 'hash-1' || found?.passwordHash === 'hash-2');
         assert.equal(await s.users.findSession('session-before', now), null, 'sessions opened before the change are ended');
         assert.equal(await s.users.usePasswordLink('unknown', 'hash', now), null);
@@ -381,9 +385,9 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.equal(alive.length, 1, 'one outstanding link, however many were issued at once');
         await s.users.createPasswordLink({ hash: third, userId: user.id, expiresAt: now + HOUR });
         assert.equal((await s.users.usePasswordLink(third, 'hash-3', now))?.id, user.id);
-        assert.equal((await s.users.findUserByEmail(user.email))?.passwordHash, 'hash-3');
+        assert.equal((await s.users.findUsersByEmail(user.email))[0]?.passwordHash, 'hash-3');
         for (const hash of racing) assert.equal(await s.users.usePasswordLink(hash, 'hash-late', now), null, 'an earlier link cannot undo the password set since');
-        assert.equal((await s.users.findUserByEmail(user.email))?.passwordHash, 'hash-3');
+        assert.equal((await s.users.findUsersByEmail(user.email))[0]?.passwordHash, 'hash-3');
       });
 
       it('sessions: found with their user until they expire, ended one by one or all of a user, pruned', async (s) => {
