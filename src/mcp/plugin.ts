@@ -112,9 +112,9 @@ export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { door, end
       };
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    reply.hijack();
-    // The transport writes the answer itself: the headers set so far (x-ratelimit-*) go with it.
+    // The transport answers on the raw response: the headers set so far (request id, nosniff, x-ratelimit-*) go with it.
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
+    reply.hijack();
     reply.raw.on('close', () => {
       void transport.close();
       void server.close();
