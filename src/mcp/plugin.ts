@@ -12,8 +12,9 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type TObject } from 'typebox';
 import { accountEndpoints } from '../account/endpoints.ts';
-import type { ApiEndpoint, EndpointDeclaration } from '../endpoints/types.ts';
+import type { ApiEndpoint, EndpointDeclaration, ValidationDetail } from '../endpoints/types.ts';
 import { ApiError, sendError } from '../server/errors.ts';
+import { getInProcess } from '../server/in-process.ts';
 import type { Door } from '../server/plugins/auth.ts';
 import { Meta } from '../server/plugins/openapi.ts';
 import { fullQuerySchema } from '../server/query.ts';
@@ -37,6 +38,14 @@ export interface McpOptions {
 interface ToolOf {
   tool: Tool;
   endpoint: ApiEndpoint;
+}
+
+/** The error envelope's `error`. */
+interface ErrorOf {
+  code: string;
+  message: string;
+  requestId: string;
+  details?: ValidationDetail[];
 }
 
 /** `socialnet.profile.posts` → `socialnet_profile_posts`. */
@@ -100,15 +109,24 @@ export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { door, end
       for (const [name, value] of Object.entries(call.params.arguments ?? {})) {
         if (value !== undefined && value !== null) query.set(name, String(value));
       }
+      // Held to the size of an HTTP request: arguments are no way around it.
       const url = `${found.endpoint.path}${query.size > 0 ? `?${query.toString()}` : ''}`;
-      const answer = await door.handing(admission, (headers) => app.inject({ method: 'GET', url, headers }));
-      const body = answer.json() as Record<string, unknown> & { error?: { code: string; message: string; requestId: string } };
-      if (answer.statusCode === 200) return { content: [{ type: 'text', text: answer.body }], structuredContent: body };
+      const answer = await door.handing(admission, (headers) => getInProcess(app, url, headers));
+      const body = JSON.parse(answer.body) as Record<string, unknown> & { error?: ErrorOf };
+      if (answer.status === 200) return { content: [{ type: 'text', text: answer.body }], structuredContent: body };
       const error = body.error;
+      const details = error?.details ?? [];
       return {
         isError: true,
-        content: [{ type: 'text', text: error ? `${error.code} (HTTP ${answer.statusCode}): ${error.message} Request id ${error.requestId}.` : `HTTP ${answer.statusCode}` }],
-        _meta: { status: answer.statusCode, ...(error ? { code: error.code, requestId: error.requestId } : {}) },
+        content: [
+          {
+            type: 'text',
+            text: error
+              ? [`${error.code} (HTTP ${answer.status}): ${error.message} Request id ${error.requestId}.`, ...details.map((detail) => `- ${detail.path}: ${detail.message}`)].join('\n')
+              : `HTTP ${answer.status}`,
+          },
+        ],
+        _meta: { status: answer.status, ...(error ? { code: error.code, requestId: error.requestId } : {}), ...(details.length > 0 ? { details } : {}) },
       };
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
