@@ -135,8 +135,9 @@ describe('MCP at /mcp', () => {
       assert.deepEqual([meta.status, meta.code], [400, 'BAD_REQUEST']);
       assert.match(meta.requestId, /^req_/);
       assert.equal((refused.content as { text: string }[])[0]?.text, `BAD_REQUEST (HTTP 400): ${expected.message} Request id ${meta.requestId}.`);
-      // Not admitted, like the HTTP request Node refuses before it is read: the rate window saw only our two probes.
-      assert.equal(await remaining(), before - 1);
+      // The request it would make is not admitted, like the HTTP request Node refuses before it is
+      // read: the rate window saw our two probes and the POST that carried the call, nothing more.
+      assert.equal(await remaining(), before - 2);
       // A declared argument that long is refused the same way.
       const long = await client.callTool({ name: 'linkpage_a_profile', arguments: { url: `https://linkpage-a.example/${'a'.repeat(20_000)}` } });
       assert.equal((long._meta as { code: string }).code, 'BAD_REQUEST');
