@@ -4,7 +4,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { EndpointDeclaration } from '../endpoints/types.ts';
-import { issuePasswordLink } from '../account/users.ts';
+import { issuePasswordLink, mayGrant, userActionProblem } from '../account/users.ts';
 import { generateKey } from '../server/keys.ts';
 import { normaliseEmail } from '../store/rules.ts';
 import { fullQuerySchema } from '../server/query.ts';
@@ -393,7 +393,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
             u.role,
             u.hasPassword ? 'set' : 'not yet',
             u.disabledAt ? html`Disabled ${time(u.disabledAt)}` : 'Active',
-            u.disabledAt || u.id === scope.user.id ? '' : html`<form method="get" action="/dashboard/users/${u.id}/disable">${scope.teamField}<button type="submit" class="secondary">Disable</button></form>`,
+            u.disabledAt || userActionProblem(scope.user, u) ? '' : html`<form method="get" action="/dashboard/users/${u.id}/disable">${scope.teamField}<button type="submit" class="secondary">Disable</button></form>`,
           ]),
           'No users.',
         )}`,
@@ -405,16 +405,26 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
   app.post('/users', { config: { form: [...SIGNED_IN_FORM, 'email', 'role'] } }, async (request, reply) => {
     const scope = await manager(request);
     const body = request.body as Record<string, unknown>;
-    const role = body.role === 'owner' ? 'owner' : body.role === 'member' ? 'member' : null;
+    const role = body.role === 'owner' || body.role === 'member' ? body.role : null;
     let email: string;
     try {
       email = normaliseEmail(String(body.email ?? ''));
     } catch {
       return usersPage(request, reply, notice('error', 'That is not an email address.'), 422);
     }
-    if (!role) return usersPage(request, reply, notice('error', 'Choose a role: member or owner.'), 422);
-    if (await stores.users.findUserByEmail(email)) return usersPage(request, reply, notice('error', 'A user with this email exists already.'), 409);
-    const created = await stores.users.createUser({ teamId: scope.team.id, email, role });
+    if (!role || !mayGrant(scope.user, role)) return usersPage(request, reply, notice('error', 'Choose a role: member or owner.'), 422);
+    // Only this team's users are looked at: an account under this email in another team is its
+    // own and changes nothing here, so the answer never tells whether there is one.
+    const inTeam = () => usersPage(request, reply, notice('error', 'This email is already a user of this team.'), 409);
+    if ((await stores.users.listUsers(scope.team.id)).some((user) => user.email === email)) return inTeam();
+    let created: User;
+    try {
+      created = await stores.users.createUser({ teamId: scope.team.id, email, role });
+    } catch (error) {
+      // Added meanwhile, by another owner.
+      if (error instanceof RangeError) return inTeam();
+      throw error;
+    }
     const link = await issuePasswordLink(stores.users, created.id, baseUrl(), now());
     return usersPage(
       request,
@@ -429,6 +439,8 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
     const id = (request.params as { id: string }).id;
     const target = (await stores.users.listUsers(scope.team.id)).find((u) => u.id === id && u.disabledAt === null);
     if (!target || target.id === scope.user.id) throw new PageError(404, 'There is no such user to disable.');
+    const problem = userActionProblem(scope.user, target);
+    if (problem) throw new PageError(403, problem);
     return { scope, target };
   }
 

@@ -12,12 +12,16 @@ import type { EndpointDeclaration, ValidationDetail } from '../endpoints/types.t
 import { addressKey } from '../server/connections.ts';
 import { unknownName } from '../server/query.ts';
 import { emailOrNull } from '../store/rules.ts';
-import { StoreUnavailableError, type Stores } from '../store/types.ts';
+import { StoreUnavailableError, type Stores, type User } from '../store/types.ts';
 import { html, notice, page, PageError, sendPage, type Html } from './html.ts';
 import { SIGNED_IN_FORM, signedInPages } from './pages.ts';
 import { sameText, Sessions, type SignedIn } from './session.ts';
 
-/** Failed or not, sign-in attempts allowed per client address and per account in SIGN_IN_WINDOW_MS. */
+/**
+ * Sign-in attempts per client address (failed or not), and failed ones per account, in
+ * SIGN_IN_WINDOW_MS. An account past its failures refuses the addresses that failed at it;
+ * an address that has not still gets its attempt (and one failure of its own).
+ */
 export const SIGN_IN_LIMITS = { address: 20, account: 10 } as const;
 export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
 /** Form bodies are small: a password, a key name, a try-it query. */
@@ -165,23 +169,50 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     return signInPage(request, reply, 200, message);
   });
 
+  /**
+   * The enabled user with this email whose password this is. An email may have an account in
+   * several teams, each with its own password: all are checked at once (an email with none is
+   * checked against a made-up hash, so that it takes as long), and the oldest that matches wins.
+   */
+  async function signInAs(account: string, password: string): Promise<User | null> {
+    const candidates = (await stores.users.findUsersByEmail(account)).filter(({ user, passwordHash }) => !user.disabledAt && passwordHash !== null);
+    const verdicts = await Promise.all(candidates.length === 0 ? [verifyPassword(password, null)] : candidates.map(({ passwordHash }) => verifyPassword(password, passwordHash)));
+    return candidates.find((_candidate, i) => verdicts[i])?.user ?? null;
+  }
+
   app.post('/sign-in', { config: { form: ['csrf', 'email', 'password'] } }, async (request, reply) => {
     const body = request.body as Record<string, unknown>;
     const email = typeof body.email === 'string' ? body.email.slice(0, 254) : '';
     const password = typeof body.password === 'string' ? body.password : '';
     const account = emailOrNull(email) ?? email.trim().toLowerCase();
+    const address = addressKey(request.ip);
     const at = now();
-    const byAddress = await stores.limiter.hit(`signin:addr:${addressKey(request.ip)}`, SIGN_IN_LIMITS.address, SIGN_IN_WINDOW_MS, at);
-    const byAccount = byAddress.allowed ? await stores.limiter.hit(`signin:user:${account}`, SIGN_IN_LIMITS.account, SIGN_IN_WINDOW_MS, at) : byAddress;
-    if (!byAddress.allowed || !byAccount.allowed) {
-      const wait = Math.max(byAddress.resetSeconds, byAccount.resetSeconds, 1);
+    const tooMany = (wait: number) => {
       reply.header('retry-after', String(wait));
       return signInPage(request, reply, 429, notice('error', `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`), email);
+    };
+    const byAddress = await stores.limiter.hit(`signin:addr:${address}`, SIGN_IN_LIMITS.address, SIGN_IN_WINDOW_MS, at);
+    if (!byAddress.allowed) return tooMany(Math.max(byAddress.resetSeconds, 1));
+    // Failures are counted per account and per account and address, under digests: a key's
+    // size does not follow what the client typed.
+    const failures = `signin:fail:${tokenHash(account)}`;
+    const failuresHere = `${failures}:${address}`;
+    const [byAccount, fromHere] = await Promise.all([
+      stores.limiter.peek(failures, SIGN_IN_LIMITS.account, SIGN_IN_WINDOW_MS, at),
+      stores.limiter.peek(failuresHere, 1, SIGN_IN_WINDOW_MS, at),
+    ]);
+    // Past the account's failures, only an address that has not failed at it is heard: its
+    // owner gets in, and an attacker gets one guess per address and window.
+    if (!byAccount.allowed && !fromHere.allowed) return tooMany(Math.max(Math.min(byAccount.resetSeconds, fromHere.resetSeconds), 1));
+    const found = await signInAs(account, password);
+    if (!found) {
+      await Promise.all([
+        stores.limiter.hit(failures, SIGN_IN_LIMITS.account, SIGN_IN_WINDOW_MS, at),
+        stores.limiter.hit(failuresHere, SIGN_IN_LIMITS.address, SIGN_IN_WINDOW_MS, at),
+      ]);
+      return signInPage(request, reply, 401, notice('error', 'The email or password is wrong.'), email);
     }
-    const found = await stores.users.findUserByEmail(account);
-    const matches = await verifyPassword(password, found && !found.user.disabledAt ? found.passwordHash : null);
-    if (!found || found.user.disabledAt || !matches) return signInPage(request, reply, 401, notice('error', 'The email or password is wrong.'), email);
-    await sessions.start(request, reply, found.user, at);
+    await sessions.start(request, reply, found, at);
     return reply.redirect('/dashboard', 303);
   });
 

@@ -37,6 +37,11 @@ class Log {
     return this.buf[this.start] as number;
   }
 
+  /** The `i`-th oldest timestamp. */
+  at(i: number): number {
+    return this.buf[(this.start + i) % this.buf.length] as number;
+  }
+
   newest(): number {
     return this.buf[(this.start + this.size - 1) % this.buf.length] as number;
   }
@@ -154,6 +159,17 @@ export class InProcessRateLimiter implements RateLimiter {
       resetSeconds = Math.max(1, Math.ceil((oldest + windowMs - now) / 1000));
     }
     return { allowed, limit, remaining, resetSeconds };
+  }
+
+  async peek(key: string, limit: number, windowMs: number, now: number = Date.now()): Promise<RateDecision> {
+    checkArgs(limit, windowMs, now);
+    const log = this.#logs.get(key);
+    log?.expire(now, windowMs);
+    const used = log?.size ?? 0;
+    const remaining = Math.max(0, limit - used);
+    // Full: a place frees when the request `used - limit` places from the oldest leaves the window.
+    const resetSeconds = remaining === 0 && log ? Math.max(1, Math.ceil((log.at(used - limit) + windowMs - now) / 1000)) : 0;
+    return { allowed: used < limit, limit, remaining, resetSeconds };
   }
 
   #maybeSweep(now: number): void {

@@ -817,6 +817,7 @@ describe('429 after 30 failed authentications from one address in 60 seconds, fo
         }),
         limiter: {
           hit: (key, ...rest) => (calls.push(`limiter.hit ${key.split(':')[0]}`), stores.limiter.hit(key, ...rest)),
+          peek: (key, ...rest) => (calls.push(`limiter.peek ${key.split(':')[0]}`), stores.limiter.peek(key, ...rest)),
         },
       }),
     });
