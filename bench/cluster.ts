@@ -48,8 +48,11 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** The nodes serve /metrics behind this token (METRICS_TOKEN). */
+const metricsToken = `bench-metrics-${tag}-0123456789`;
+
 async function roundTrips(address: string): Promise<number> {
-  const text = await (await fetch(`${address}/metrics`)).text();
+  const text = await (await fetch(`${address}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
   return text
     .split('\n')
     .filter((line) => line.startsWith('store_backend_round_trips_total{'))
@@ -101,7 +104,7 @@ try {
   const embeddedKey = await teamKey(sqlite);
   await sqlite.close();
   const embedded = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', join(ROOT, 'src', 'main.ts')], {
-    env: { ...process.env, ...sandbox.env, ...UNPACED_ENV, PORT: '0', DATA_DIR: embeddedDir, LOG_LEVEL: 'error', DATABASE_URL: '', REDIS_URL: '', TRUST_PROXY: '127.0.0.1' },
+    env: { ...process.env, ...sandbox.env, ...UNPACED_ENV, PORT: '0', DATA_DIR: embeddedDir, LOG_LEVEL: 'error', METRICS_TOKEN: metricsToken, DATABASE_URL: '', REDIS_URL: '', TRUST_PROXY: '127.0.0.1' },
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
   });
   processes.push(embedded);
@@ -123,7 +126,7 @@ try {
     redisPrefix,
     dataDir: join(dir, 'cluster'),
     cursorSecret: 'bench-cluster-cursor-secret-0123456789',
-    env: { ...sandbox.env, ...UNPACED_ENV, LOG_LEVEL: 'error' },
+    env: { ...sandbox.env, ...UNPACED_ENV, LOG_LEVEL: 'error', METRICS_TOKEN: metricsToken },
   });
   const [first, second] = cluster.nodes.map((node) => ({ pid: node.process.pid as number, address: node.address }));
   if (!first || !second) throw new Error('two nodes expected');

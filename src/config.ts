@@ -30,8 +30,10 @@ export interface Config {
   /** Where each platform's upstream requests go: scheme, host and optional port. */
   origins: Record<Platform, string>;
   cursorSecret: string;
-  /** When set, `/metrics` requires it as a bearer token. */
+  /** When set, `/metrics` is served on the service's listener, behind this bearer token. */
   metricsToken: string | undefined;
+  /** When set, `/metrics` is also served, without a token, on a listener of its own bound to 127.0.0.1 (0 picks a free port). */
+  metricsPort: number | undefined;
   /** Time budget of one API request's upstream work. */
   requestBudgetMs: number;
   /** Largest upstream response body accepted (decoded), in bytes. */
@@ -128,6 +130,14 @@ function integer(env: Env, name: string, fallback: number, min: number): number 
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be an integer of at least ${min}, got "${raw}"`);
+  return value;
+}
+
+/** A TCP port to listen on, 0 (any free one) to 65535; undefined when the variable is unset. */
+function port(env: Env, name: string): number | undefined {
+  if (!env[name]) return undefined;
+  const value = integer(env, name, 0, 0);
+  if (value > 65_535) throw new Error(`${name} must be at most 65535, got "${value}"`);
   return value;
 }
 
@@ -233,13 +243,14 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const upstreamMaxBytes = integer(env, 'UPSTREAM_MAX_BYTES', 10 * 1024 * 1024, 1024);
   return {
-    port: integer(env, 'PORT', 3000, 0),
+    port: port(env, 'PORT') ?? 3000,
     host: env.HOST || '127.0.0.1',
     publicBaseUrl: env.PUBLIC_BASE_URL ? parsePublicBaseUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL) : undefined,
     dataDir,
     origins,
     cursorSecret: cursorSecret(env, dataDir),
     metricsToken: env.METRICS_TOKEN || undefined,
+    metricsPort: port(env, 'METRICS_PORT'),
     requestBudgetMs: integer(env, 'REQUEST_BUDGET_MS', 15_000, 100),
     upstreamMaxBytes,
     upstreamMemoryBytes: integer(env, 'UPSTREAM_MEMORY_BYTES', Math.max(256 * 1024 * 1024, upstreamMaxBytes), upstreamMaxBytes),

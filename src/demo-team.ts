@@ -30,6 +30,8 @@ export async function rotateDemoKey(stores: Stores, team: Team): Promise<string>
 
 /** The demo user (created once) and a new one-time link, on `baseUrl`, that sets its password. */
 export async function demoUserLink(stores: Stores, team: Team, baseUrl: string): Promise<string> {
-  const user = (await stores.users.findUserByEmail(DEMO_EMAIL))?.user ?? (await stores.users.createUser({ teamId: team.id, email: DEMO_EMAIL, role: 'owner' }));
+  const user =
+    (await stores.users.listUsers(team.id)).find((candidate) => candidate.email === DEMO_EMAIL) ??
+    (await stores.users.createUser({ teamId: team.id, email: DEMO_EMAIL, role: 'owner' }));
   return issuePasswordLink(stores.users, user.id, baseUrl, Date.now());
 }

@@ -22,6 +22,8 @@ async function demo(): Promise<void> {
   for (const [name, value] of Object.entries(UNPACED_ENV)) env[name] ||= value;
   // Test-mode keys work in the demo.
   env.TEST_MODE ||= 'on';
+  // The metrics on a loopback listener of their own, on a free port unless one is set.
+  if (!env.METRICS_TOKEN) env.METRICS_PORT ||= '0';
 
   const config = loadConfig(env);
   const stores = await openStores(config);
@@ -51,7 +53,7 @@ Demo key: ${demoKey}
 Try:
   curl -s ${base}/healthz
 ${examples.join('\n')}
-  curl -s "${base}/openapi.json" | head -c 300; echo
+  curl -s "${base}/openapi.json" | head -c 300; echo${running.metricsAddress ? `\n  curl -s ${running.metricsAddress}/metrics | grep ^api_requests_total` : ''}
   npm run -s admin -- usage --team ${team.id}
   # the SDK's command line: a whole listing as NDJSON
   PAGESCRAPE_BASE_URL=${base} PAGESCRAPE_API_KEY=${key} npm run -s client -- get /v1/shopfront/shop --url https://www.shopfront.example/shop/bighaul --all | wc -l

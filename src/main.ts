@@ -6,6 +6,7 @@ import { UpstreamClient, type PlatformOrigin } from './upstream/client.ts';
 import { LocalPacer } from './upstream/pacing.ts';
 import { endpoints } from './endpoints/index.ts';
 import { buildApp } from './server/app.ts';
+import { metricsListener } from './server/plugins/metrics.ts';
 import { openStores } from './store/open.ts';
 import { listenFailure, stopOnSignals } from './lifecycle.ts';
 import type { Stores } from './store/types.ts';
@@ -26,6 +27,8 @@ export function upstreamClient(config: Config, stores?: Pick<Stores, 'pacer'>): 
 export interface Running {
   app: FastifyInstance;
   address: string;
+  /** Where `/metrics` is served open (METRICS_PORT, on 127.0.0.1); null when it is not. */
+  metricsAddress: string | null;
   stop: () => Promise<void>;
 }
 
@@ -53,16 +56,30 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
     requestRecordsDays: config.requestRecordsDays,
   });
   app.metrics.watchProxies(() => Object.fromEntries(Object.keys(PLATFORM_ORIGINS).map((platform) => [platform, client.proxyStates(platform)])));
-  let address: string;
-  try {
-    address = await app.listen({ port: config.port, host: config.host });
-  } catch (error) {
+  const release = async () => {
     await app.close();
     await client.close();
     await testClient?.close();
     await sandbox?.close();
     await stores.close();
+  };
+  let address: string;
+  try {
+    address = await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await release();
     throw listenFailure(error, { host: config.host, port: config.port, hostVariable: 'HOST', portVariable: 'PORT' });
+  }
+  let metrics: { address: string; close: () => Promise<void> } | null = null;
+  if (config.metricsPort !== undefined) {
+    try {
+      metrics = await metricsListener(app.metrics, config.metricsPort);
+    } catch (error) {
+      await release();
+      throw listenFailure(error, { host: '127.0.0.1', port: config.metricsPort, hostVariable: 'METRICS_PORT', portVariable: 'METRICS_PORT', name: 'metrics' });
+    }
+  } else if (!config.metricsToken) {
+    app.log.warn('/metrics is not served: set METRICS_TOKEN (a bearer token, on this listener) or METRICS_PORT (open, on 127.0.0.1)');
   }
   let stopping: Promise<void> | null = null;
   const stop = () => {
@@ -71,12 +88,9 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
       // (and refunded) so that the process never hangs.
       const force = setTimeout(() => app.abortScrapes(), config.requestBudgetMs + 1_000);
       force.unref();
-      await app.close();
+      await metrics?.close();
+      await release();
       clearTimeout(force);
-      await client.close();
-      await testClient?.close();
-      await sandbox?.close();
-      await stores.close();
       removeStopHandlers();
     })();
     return stopping;
@@ -91,7 +105,7 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
       },
     );
   });
-  return { app, address, stop };
+  return { app, address, metricsAddress: metrics?.address ?? null, stop };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

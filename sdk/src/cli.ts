@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { PageScrape, type Listing, type PagedPath } from './client.ts';
 import { PageScrapeError } from './errors.ts';
 import { ENDPOINTS, type ErrorCode } from './generated.ts';
+import { unknownNameMessage } from './names.ts';
 import type { RetryEvent } from './types.ts';
 
 /** Exit codes, by error class. */
@@ -168,8 +169,11 @@ function endpointAt(path: string | undefined, params: Record<string, string>, al
   if (!(path in ENDPOINTS)) throw new UsageError(`Unknown path ${JSON.stringify(path)}; the paths are:\n  ${Object.keys(ENDPOINTS).join('\n  ')}`);
   const endpoint = ENDPOINTS[path as keyof typeof ENDPOINTS];
   const known: readonly string[] = endpoint.params;
-  for (const name of Object.keys(params)) {
-    if (!known.includes(name)) throw new UsageError(`${path} has no parameter --${name}; its parameters are ${known.map((param) => `--${param}`).join(', ')}.`);
+  // Every unknown one at once, worded as the API words its 422 details.
+  const unknown = Object.keys(params).filter((name) => !known.includes(name));
+  if (unknown.length > 0) {
+    const problems = unknown.map((name) => `  --${name}: ${unknownNameMessage(name, known, 'parameter', (param) => `--${param}`)}`);
+    throw new UsageError(`${path} does not take these parameters:\n${problems.join('\n')}`);
   }
   if (all && !endpoint.paging) throw new UsageError(`${path} does not page; --all works with ${Object.keys(ENDPOINTS).filter((other) => ENDPOINTS[other as keyof typeof ENDPOINTS].paging).join(', ')}.`);
   return path as keyof typeof ENDPOINTS;

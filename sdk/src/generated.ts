@@ -1670,7 +1670,7 @@ export abstract class EndpointMethods {
 export type ErrorCode = 'BAD_REQUEST' | 'UNAUTHORIZED' | 'INSUFFICIENT_CREDITS' | 'FORBIDDEN' | 'NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'REQUEST_TIMEOUT' | 'VALIDATION_ERROR' | 'RATE_LIMITED' | 'INTERNAL_ERROR' | 'NOT_IMPLEMENTED' | 'UPSTREAM_BLOCKED' | 'UPSTREAM_UNRECOGNISED' | 'SERVICE_UNAVAILABLE';
 
 /**
- * `BAD_REQUEST` (HTTP 400). The cursor or page token is malformed, expired (they last 24 hours) or was issued for another target or filter: start the listing again from its first page.
+ * `BAD_REQUEST` (HTTP 400). The cursor or page token is malformed, expired (they last 24 hours) or was issued for another target or filter: start the listing again from its first page. Also a request whose URL and headers exceed 16 KiB (an MCP call too): shorten it.
  */
 export class BadRequestError extends PageScrapeError {}
 
@@ -1705,7 +1705,7 @@ export class MethodNotAllowedError extends PageScrapeError {}
 export class RequestTimeoutError extends PageScrapeError {}
 
 /**
- * `VALIDATION_ERROR` (HTTP 422). Fix the parameters listed in `details` (`path` and `message` for each problem); do not retry unchanged.
+ * `VALIDATION_ERROR` (HTTP 422). Fix the parameters listed in `details` (`path` and `message` for each problem; a parameter the endpoint does not declare is one, named with the closest declared name); do not retry unchanged.
  */
 export class ValidationError extends PageScrapeError {}
 

@@ -1,7 +1,7 @@
 // The rules of account holders' secrets: passwords (scrypt, never stored in clear), the
 // one-time links that set them, and session tokens. Stores keep only hashes of links and tokens.
 import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import type { UserStore } from '../store/types.ts';
+import type { Role, User, UserStore } from '../store/types.ts';
 
 /** How long a set-password link can be used. */
 export const LINK_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -16,6 +16,24 @@ export const SET_PASSWORD_PATH = '/dashboard/set-password';
 // scrypt at N = 2^15, r = 8: 32 MiB and tens of milliseconds per hash, on the libuv pool.
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
 const KEY_BYTES = 32;
+
+/** Roles in order: each may do what the ones below it may. */
+const RANK: Record<Role, number> = { member: 0, owner: 1, operator: 2 };
+
+/**
+ * Why `actor` may not act on `target` (disable, link, change, delete: every action on a user),
+ * or null when it may: a member manages nobody, and nobody acts on itself or on a user whose
+ * role is above its own.
+ */
+export function userActionProblem(actor: User, target: Pick<User, 'id' | 'role'>): string | null {
+  if (actor.role === 'member') return "Only an owner manages the team's users.";
+  if (target.id === actor.id) return 'You cannot do this to yourself.';
+  if (RANK[target.role] > RANK[actor.role]) return `An ${actor.role} cannot act on an ${target.role}.`;
+  return null;
+}
+
+/** Whether `actor` may give a user the role `role` (never one above its own). */
+export const mayGrant = (actor: User, role: Role): boolean => actor.role !== 'member' && RANK[role] <= RANK[actor.role];
 
 /** A random token for a cookie or a link (256 bits). */
 export const newToken = (): string => randomBytes(32).toString('base64url');

@@ -4,7 +4,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { EndpointDeclaration } from '../endpoints/types.ts';
-import { issuePasswordLink } from '../account/users.ts';
+import { issuePasswordLink, mayGrant, userActionProblem } from '../account/users.ts';
 import { generateKey } from '../server/keys.ts';
 import { normaliseEmail } from '../store/rules.ts';
 import { fullQuerySchema } from '../server/query.ts';
@@ -48,6 +48,9 @@ const copyField = (id: string, label: string, value: string): Html =>
   </div>`;
 /** A declaration's description, its `backticked` parts as code. */
 const withCode = (text: string): Html[] => text.split('`').map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : html`${part}`));
+
+/** The fields every form of a signed-in page posts: the session's CSRF token and, for an operator, the team. */
+export const SIGNED_IN_FORM = ['csrf', 'team'] as const;
 
 export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, { stores, endpoints, now, callAs, baseUrl }) => {
   app.addHook('preHandler', async (request, reply) => {
@@ -132,7 +135,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
   }
   app.get('/', (request, reply) => overview(request, reply));
 
-  app.post('/credits', async (request, reply) => {
+  app.post('/credits', { config: { form: [...SIGNED_IN_FORM, 'amount'] } }, async (request, reply) => {
     const scope = await scopeOf(request);
     if (scope.user.role !== 'operator') throw new PageError(403, 'Only an operator can add credits.');
     const raw = String((request.body as Record<string, unknown>).amount ?? '');
@@ -181,7 +184,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
   }
   app.get('/keys', (request, reply) => keysPage(request, reply, null));
 
-  app.post('/keys', async (request, reply) => {
+  app.post('/keys', { config: { form: [...SIGNED_IN_FORM, 'name'] } }, async (request, reply) => {
     const scope = await scopeOf(request);
     const name = String((request.body as Record<string, unknown>).name ?? '').trim();
     if (name === '' || name.length > KEY_NAME_MAX) return keysPage(request, reply, notice('error', `The key name must be 1 to ${KEY_NAME_MAX} characters.`), 422);
@@ -220,7 +223,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
     );
   });
 
-  app.post('/keys/:id/revoke', async (request, reply) => {
+  app.post('/keys/:id/revoke', { config: { form: SIGNED_IN_FORM } }, async (request, reply) => {
     const { scope, key } = await revocable(request);
     await stores.accounts.revokeKey(key.id);
     return reply.redirect(`/dashboard/keys${scope.teamQuery}${scope.teamQuery ? '&' : '?'}revoked=${encodeURIComponent(key.id)}`, 303);
@@ -390,7 +393,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
             u.role,
             u.hasPassword ? 'set' : 'not yet',
             u.disabledAt ? html`Disabled ${time(u.disabledAt)}` : 'Active',
-            u.disabledAt || u.id === scope.user.id ? '' : html`<form method="get" action="/dashboard/users/${u.id}/disable">${scope.teamField}<button type="submit" class="secondary">Disable</button></form>`,
+            u.disabledAt || userActionProblem(scope.user, u) ? '' : html`<form method="get" action="/dashboard/users/${u.id}/disable">${scope.teamField}<button type="submit" class="secondary">Disable</button></form>`,
           ]),
           'No users.',
         )}`,
@@ -399,19 +402,29 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
   }
   app.get('/users', (request, reply) => usersPage(request, reply, null));
 
-  app.post('/users', async (request, reply) => {
+  app.post('/users', { config: { form: [...SIGNED_IN_FORM, 'email', 'role'] } }, async (request, reply) => {
     const scope = await manager(request);
     const body = request.body as Record<string, unknown>;
-    const role = body.role === 'owner' ? 'owner' : body.role === 'member' ? 'member' : null;
+    const role = body.role === 'owner' || body.role === 'member' ? body.role : null;
     let email: string;
     try {
       email = normaliseEmail(String(body.email ?? ''));
     } catch {
       return usersPage(request, reply, notice('error', 'That is not an email address.'), 422);
     }
-    if (!role) return usersPage(request, reply, notice('error', 'Choose a role: member or owner.'), 422);
-    if (await stores.users.findUserByEmail(email)) return usersPage(request, reply, notice('error', 'A user with this email exists already.'), 409);
-    const created = await stores.users.createUser({ teamId: scope.team.id, email, role });
+    if (!role || !mayGrant(scope.user, role)) return usersPage(request, reply, notice('error', 'Choose a role: member or owner.'), 422);
+    // Only this team's users are looked at: an account under this email in another team is its
+    // own and changes nothing here, so the answer never tells whether there is one.
+    const inTeam = () => usersPage(request, reply, notice('error', 'This email is already a user of this team.'), 409);
+    if ((await stores.users.listUsers(scope.team.id)).some((user) => user.email === email)) return inTeam();
+    let created: User;
+    try {
+      created = await stores.users.createUser({ teamId: scope.team.id, email, role });
+    } catch (error) {
+      // Added meanwhile, by another owner.
+      if (error instanceof RangeError) return inTeam();
+      throw error;
+    }
     const link = await issuePasswordLink(stores.users, created.id, baseUrl(), now());
     return usersPage(
       request,
@@ -426,6 +439,8 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
     const id = (request.params as { id: string }).id;
     const target = (await stores.users.listUsers(scope.team.id)).find((u) => u.id === id && u.disabledAt === null);
     if (!target || target.id === scope.user.id) throw new PageError(404, 'There is no such user to disable.');
+    const problem = userActionProblem(scope.user, target);
+    if (problem) throw new PageError(403, problem);
     return { scope, target };
   }
 
@@ -445,7 +460,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
     );
   });
 
-  app.post('/users/:id/disable', async (request, reply) => {
+  app.post('/users/:id/disable', { config: { form: SIGNED_IN_FORM } }, async (request, reply) => {
     const { target } = await disablable(request);
     await stores.users.disableUser(target.id);
     return usersPage(request, reply, notice('success', html`<strong>${target.email}</strong> is disabled and signed out everywhere.`));
@@ -516,7 +531,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
     return tryPage(request, reply, id ? byId.get(id) : undefined, {}, '', null);
   });
 
-  app.post('/try', async (request, reply) => {
+  app.post('/try', { config: { form: [...SIGNED_IN_FORM, 'endpoint', 'key', 'q.*'] } }, async (request, reply) => {
     const scope = await scopeOf(request);
     const body = request.body as Record<string, unknown>;
     const endpoint = byId.get(String(body.endpoint ?? ''));

@@ -8,15 +8,20 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { passwordProblem, hashPassword, tokenHash, verifyPassword, PASSWORD_MIN } from '../account/users.ts';
-import type { EndpointDeclaration } from '../endpoints/types.ts';
+import type { EndpointDeclaration, ValidationDetail } from '../endpoints/types.ts';
 import { addressKey } from '../server/connections.ts';
+import { unknownName } from '../server/query.ts';
 import { emailOrNull } from '../store/rules.ts';
-import { StoreUnavailableError, type Stores } from '../store/types.ts';
+import { StoreUnavailableError, type Stores, type User } from '../store/types.ts';
 import { html, notice, page, PageError, sendPage, type Html } from './html.ts';
-import { signedInPages } from './pages.ts';
+import { SIGNED_IN_FORM, signedInPages } from './pages.ts';
 import { sameText, Sessions, type SignedIn } from './session.ts';
 
-/** Failed or not, sign-in attempts allowed per client address and per account in SIGN_IN_WINDOW_MS. */
+/**
+ * Sign-in attempts per client address (failed or not), and failed ones per account, in
+ * SIGN_IN_WINDOW_MS. An account past its failures refuses the addresses that failed at it;
+ * an address that has not still gets its attempt (and one failure of its own).
+ */
 export const SIGN_IN_LIMITS = { address: 20, account: 10 } as const;
 export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
 /** Form bodies are small: a password, a key name, a try-it query. */
@@ -60,19 +65,34 @@ declare module 'fastify' {
     /** The signed-in user of a dashboard page, when there is one. */
     signedIn: SignedIn | null;
   }
+  interface FastifyContextConfig {
+    /** The fields a dashboard form posts, every POST route's; `q.*` stands for every name that begins `q.`. */
+    form?: readonly string[];
+  }
 }
 
-const TITLES: Record<number, string> = { 400: 'Bad request', 403: 'Not allowed', 404: 'Not found', 429: 'Too many attempts', 503: 'Unavailable' };
+/** The fields of `body` that its route's form does not have, each a problem naming the closest one. */
+function unknownFields(body: Record<string, unknown>, form: readonly string[]): ValidationDetail[] {
+  const names = form.filter((field) => !field.endsWith('*'));
+  const prefixes = form.filter((field) => field.endsWith('*')).map((field) => field.slice(0, -1));
+  return Object.keys(body)
+    .filter((name) => !names.includes(name) && !prefixes.some((prefix) => name.startsWith(prefix)))
+    .map((name) => unknownName(name, names, 'field'));
+}
+
+const TITLES: Record<number, string> = { 400: 'Bad request', 403: 'Not allowed', 404: 'Not found', 422: 'Not this form', 429: 'Too many attempts', 503: 'Unavailable' };
 
 export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app, options) => {
   const { stores, now } = options;
   const https = options.publicBaseUrl?.startsWith('https:') ?? false;
   const sessions = new Sessions(stores.users, options.secret, (request) => https || request.protocol === 'https');
 
-  // Pages, not API: none of them is in the OpenAPI document; and whatever a body's type, it is small.
+  // Pages, not API: none of them is in the OpenAPI document; and whatever a body's type, it is
+  // small. Every form says which fields it posts.
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true };
     route.bodyLimit = BODY_LIMIT;
+    if ([route.method].flat().includes('POST') && route.config?.form === undefined) throw new Error(`POST ${route.url} declares no form fields (config.form)`);
   });
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
@@ -95,6 +115,9 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
       ? typeof posted === 'string' && sameText(posted, request.signedIn.session.csrf)
       : sessions.formTokenValid(request, posted);
     if (!valid) throw new PageError(403, 'This form has expired or did not come from this dashboard. Reload the page and try again.');
+    // A field the form does not have is refused, as the API refuses an unknown parameter.
+    const unknown = unknownFields((request.body as Record<string, unknown> | undefined) ?? {}, request.routeOptions.config.form ?? []);
+    if (unknown.length > 0) throw new PageError(422, `This form was sent with fields it does not have. ${unknown.map((detail) => `${detail.path}: ${detail.message}`).join(' ')}`);
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -146,23 +169,50 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     return signInPage(request, reply, 200, message);
   });
 
-  app.post('/sign-in', async (request, reply) => {
+  /**
+   * The enabled user with this email whose password this is. An email may have an account in
+   * several teams, each with its own password: all are checked at once (an email with none is
+   * checked against a made-up hash, so that it takes as long), and the oldest that matches wins.
+   */
+  async function signInAs(account: string, password: string): Promise<User | null> {
+    const candidates = (await stores.users.findUsersByEmail(account)).filter(({ user, passwordHash }) => !user.disabledAt && passwordHash !== null);
+    const verdicts = await Promise.all(candidates.length === 0 ? [verifyPassword(password, null)] : candidates.map(({ passwordHash }) => verifyPassword(password, passwordHash)));
+    return candidates.find((_candidate, i) => verdicts[i])?.user ?? null;
+  }
+
+  app.post('/sign-in', { config: { form: ['csrf', 'email', 'password'] } }, async (request, reply) => {
     const body = request.body as Record<string, unknown>;
     const email = typeof body.email === 'string' ? body.email.slice(0, 254) : '';
     const password = typeof body.password === 'string' ? body.password : '';
     const account = emailOrNull(email) ?? email.trim().toLowerCase();
+    const address = addressKey(request.ip);
     const at = now();
-    const byAddress = await stores.limiter.hit(`signin:addr:${addressKey(request.ip)}`, SIGN_IN_LIMITS.address, SIGN_IN_WINDOW_MS, at);
-    const byAccount = byAddress.allowed ? await stores.limiter.hit(`signin:user:${account}`, SIGN_IN_LIMITS.account, SIGN_IN_WINDOW_MS, at) : byAddress;
-    if (!byAddress.allowed || !byAccount.allowed) {
-      const wait = Math.max(byAddress.resetSeconds, byAccount.resetSeconds, 1);
+    const tooMany = (wait: number) => {
       reply.header('retry-after', String(wait));
       return signInPage(request, reply, 429, notice('error', `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`), email);
+    };
+    const byAddress = await stores.limiter.hit(`signin:addr:${address}`, SIGN_IN_LIMITS.address, SIGN_IN_WINDOW_MS, at);
+    if (!byAddress.allowed) return tooMany(Math.max(byAddress.resetSeconds, 1));
+    // Failures are counted per account and per account and address, under digests: a key's
+    // size does not follow what the client typed.
+    const failures = `signin:fail:${tokenHash(account)}`;
+    const failuresHere = `${failures}:${address}`;
+    const [byAccount, fromHere] = await Promise.all([
+      stores.limiter.peek(failures, SIGN_IN_LIMITS.account, SIGN_IN_WINDOW_MS, at),
+      stores.limiter.peek(failuresHere, 1, SIGN_IN_WINDOW_MS, at),
+    ]);
+    // Past the account's failures, only an address that has not failed at it is heard: its
+    // owner gets in, and an attacker gets one guess per address and window.
+    if (!byAccount.allowed && !fromHere.allowed) return tooMany(Math.max(Math.min(byAccount.resetSeconds, fromHere.resetSeconds), 1));
+    const found = await signInAs(account, password);
+    if (!found) {
+      await Promise.all([
+        stores.limiter.hit(failures, SIGN_IN_LIMITS.account, SIGN_IN_WINDOW_MS, at),
+        stores.limiter.hit(failuresHere, SIGN_IN_LIMITS.address, SIGN_IN_WINDOW_MS, at),
+      ]);
+      return signInPage(request, reply, 401, notice('error', 'The email or password is wrong.'), email);
     }
-    const found = await stores.users.findUserByEmail(account);
-    const matches = await verifyPassword(password, found && !found.user.disabledAt ? found.passwordHash : null);
-    if (!found || found.user.disabledAt || !matches) return signInPage(request, reply, 401, notice('error', 'The email or password is wrong.'), email);
-    await sessions.start(request, reply, found.user, at);
+    await sessions.start(request, reply, found, at);
     return reply.redirect('/dashboard', 303);
   });
 
@@ -195,7 +245,7 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     return setPasswordPage(request, reply, 200, token, null);
   });
 
-  app.post('/set-password', async (request, reply) => {
+  app.post('/set-password', { config: { form: ['csrf', 'token', 'password', 'confirm'] } }, async (request, reply) => {
     const body = request.body as Record<string, unknown>;
     const token = typeof body.token === 'string' && body.token.length <= 100 ? body.token : '';
     const password = typeof body.password === 'string' ? body.password : '';
@@ -208,12 +258,12 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     return reply.redirect('/dashboard/sign-in?done=password', 303);
   });
 
-  app.post('/sign-out', async (request, reply) => {
+  app.post('/sign-out', { config: { form: ['csrf'] } }, async (request, reply) => {
     await sessions.end(request, reply, request.signedIn);
     return reply.redirect('/dashboard/sign-in?done=out', 303);
   });
 
-  app.post('/sign-out-everywhere', async (request, reply) => {
+  app.post('/sign-out-everywhere', { config: { form: SIGNED_IN_FORM } }, async (request, reply) => {
     if (request.signedIn) await stores.users.deleteUserSessions(request.signedIn.user.id);
     await sessions.end(request, reply, request.signedIn);
     return reply.redirect('/dashboard/sign-in?done=out', 303);

@@ -62,6 +62,7 @@ Every endpoint below shows its parameters, an example answer taken from the serv
 
 - A live scrape that answers \`200\` costs **1 credit**. Errors cost nothing, and neither do the account and status endpoints.
 - \`cache_max_age=1d|3d|7d|14d|30d\` returns a cached result of at most that age for **0 credits** (\`meta.cached: true\`, \`meta.cachedAt\`), and scrapes live otherwise. Without it, every call scrapes live and refreshes the cache.
+- The cache is shared by all teams (the data is public): a result another team's request scraped is yours too. So a hit tells that somebody scraped that target with those parameters within the age you asked for, and \`meta.cachedAt\` is when some team's request scraped it, to the millisecond (it equals \`data.fetchedAt\`, as a live answer's does). It never tells which team, nor anything else of its requests.
 - \`stale_if_error=1d|…|30d\`: when the live scrape fails with a \`502\` or a \`503\`, a cached result of at most that age is returned instead, for 0 credits, with \`meta.stale: true\`.
 - \`GET /v1/account\` tells the balance; \`/v1/account/usage\` the requests and credits per day; \`/v1/account/requests\` every request.
 
@@ -89,6 +90,13 @@ Each team has a number of requests per rolling 60 seconds (100 by default). Ever
 
 Every error is \`{ "error": { "code", "message", "requestId", "details"? } }\`; \`details\` lists each invalid parameter (\`path\`, \`message\`). Only a \`200\` is charged.
 
+A parameter the endpoint does not declare is refused, never ignored: a typo such as \`cache-max-age=1d\` would otherwise be a live scrape where a free cache hit was meant. Its detail names it and the closest declared name, and every problem of the query comes back in the same \`422\`:
+
+\`\`\`json
+{ "error": { "code": "VALIDATION_ERROR", "message": "The query parameters are invalid; see details.", "requestId": "req_…",
+  "details": [ { "path": "cache-max-age", "message": "Unknown parameter; did you mean cache_max_age?" } ] } }
+\`\`\`
+
 ${errorTable()}
 
 ## Test mode
@@ -99,7 +107,7 @@ A test key (\`psk_test_…\`) works everywhere a key does (the API, the SDK, the
 
 - **TypeScript SDK** (\`@pagescrape/sdk\`, in the repository's \`sdk/\`): a typed method per endpoint, \`paginate()\`, retries of \`429\`/\`502\`/\`503\` after \`Retry-After\`, an error class per code. It reads \`PAGESCRAPE_BASE_URL\` and \`PAGESCRAPE_API_KEY\`.
 - **Command line**: \`npx ./sdk get /v1/shopfront/shop --url https://www.shopfront.example/shop/lunacooks --all --max-credits 50\` prints a whole listing as NDJSON; standard error tells its progress, each wait before a retry and, at the end, the pages, items and credits it took. \`--max-credits\` stops before a page that could pass the bound.
-- **MCP** for AI agents at \`${base}/mcp\` (Streamable HTTP, the same key in \`x-api-key\`): one tool per endpoint, and \`get_account\`.
+- **MCP** for AI agents at \`${base}/mcp\` (Streamable HTTP, the same key in \`x-api-key\`): one tool per endpoint, and \`get_account\`. Every POST counts against the rate limit as a request does (a tool call once, with its API request); JSON-RPC batches only under MCP 2025-03-26, at most 10 messages, each counted.
 
 The OpenAPI document behind this page is at [\`/openapi.json\`](${base}/openapi.json).`;
 }

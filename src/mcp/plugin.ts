@@ -1,26 +1,34 @@
 // The endpoints as tools for AI agents: a Model Context Protocol server at /mcp (Streamable
 // HTTP, stateless), on the official SDK. One tool per scraping endpoint, generated from its
 // declaration (input schema from its query schema, output schema from its data schema), plus
-// `get_account`. A call is the endpoint's own GET, run in-process with the caller's key: the
-// same authentication, rate limit, cache and credits, charged the same, and recorded.
+// `get_account`. Every POST is admitted as an API request is: the same authentication, and one
+// request counted against the team's rate limit per message (batches: MCP 2025-03-26 and
+// earlier only, at most MAX_BATCH messages). A tool call is the endpoint's own GET, run
+// in-process under the POST's admission (counted once, with the POST): the same cache and
+// credits, charged the same, and recorded.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type TObject } from 'typebox';
 import { accountEndpoints } from '../account/endpoints.ts';
-import type { ApiEndpoint, EndpointDeclaration } from '../endpoints/types.ts';
+import type { ApiEndpoint, EndpointDeclaration, ValidationDetail } from '../endpoints/types.ts';
 import { ApiError, sendError } from '../server/errors.ts';
-import { checkPresentedKey } from '../server/plugins/auth.ts';
+import { getInProcess } from '../server/in-process.ts';
+import type { Door } from '../server/plugins/auth.ts';
 import { Meta } from '../server/plugins/openapi.ts';
 import { fullQuerySchema } from '../server/query.ts';
-import type { Stores } from '../store/types.ts';
 
 /** A JSON-RPC message or batch: small. */
 const BODY_LIMIT = 64 * 1024;
+/** Messages in one JSON-RPC batch, at most (each counted against the rate limit). */
+export const MAX_BATCH = 10;
+/** The first MCP version without JSON-RPC batches. */
+const UNBATCHED_SINCE = '2025-06-18';
 
 export interface McpOptions {
-  stores: Stores;
+  /** Admits each POST as an API request, and its tool calls under that admission. */
+  door: Door;
   endpoints: readonly EndpointDeclaration[];
   version: string;
   /** The app's clock, for the count of failed keys per address. */
@@ -30,6 +38,14 @@ export interface McpOptions {
 interface ToolOf {
   tool: Tool;
   endpoint: ApiEndpoint;
+}
+
+/** The error envelope's `error`. */
+interface ErrorOf {
+  code: string;
+  message: string;
+  requestId: string;
+  details?: ValidationDetail[];
 }
 
 /** `socialnet.profile.posts` → `socialnet_profile_posts`. */
@@ -65,14 +81,25 @@ function tools(endpoints: readonly EndpointDeclaration[]): Map<string, ToolOf> {
   );
 }
 
-export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { stores, endpoints, version, now }) => {
+/** Why a JSON-RPC batch is refused, or null: none under a version without batches, none empty, none beyond MAX_BATCH. */
+function batchProblem(size: number, protocolVersion: string | string[] | undefined): string | null {
+  // Without the header the transport takes the client for MCP 2025-03-26, which has batches.
+  if (typeof protocolVersion === 'string' && protocolVersion >= UNBATCHED_SINCE) return `Invalid Request: MCP ${protocolVersion} has no JSON-RPC batches; send one message per POST.`;
+  if (size === 0) return 'Invalid Request: an empty batch.';
+  if (size > MAX_BATCH) return `Invalid Request: a batch holds at most ${MAX_BATCH} messages.`;
+  return null;
+}
+
+export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { door, endpoints, version, now }) => {
   const byName = tools(endpoints);
 
   app.post('/mcp', { bodyLimit: BODY_LIMIT, schema: { hide: true } }, async (request, reply) => {
-    // The key is checked here (without counting a request, but counting a failure against the
-    // address as the API does) so that no one lists tools without one; each call then goes
-    // through the API's own authentication and limits.
-    const key = await checkPresentedKey(request, stores, now());
+    // Admitted as an API request, before anything else: each message counts, a refused batch once.
+    const batch = Array.isArray(request.body) ? request.body : null;
+    const problem = batch && batchProblem(batch.length, request.headers['mcp-protocol-version']);
+    const admission = await door.admit(request, now(), batch && !problem ? batch.length : 1);
+    door.enforce(request, reply, admission);
+    if (problem) return reply.code(400).send({ jsonrpc: '2.0', error: { code: -32600, message: problem }, id: null });
     const server = new Server({ name: 'pagescrape', version }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...byName.values()].map((entry) => entry.tool) }));
     server.setRequestHandler(CallToolRequestSchema, async (call): Promise<CallToolResult> => {
@@ -82,22 +109,28 @@ export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { stores, e
       for (const [name, value] of Object.entries(call.params.arguments ?? {})) {
         if (value !== undefined && value !== null) query.set(name, String(value));
       }
-      const answer = await app.inject({
-        method: 'GET',
-        url: `${found.endpoint.path}${query.size > 0 ? `?${query.toString()}` : ''}`,
-        headers: { 'x-api-key': key },
-      });
-      const body = answer.json() as Record<string, unknown> & { error?: { code: string; message: string; requestId: string } };
-      if (answer.statusCode === 200) return { content: [{ type: 'text', text: answer.body }], structuredContent: body };
+      // Held to the size of an HTTP request: arguments are no way around it.
+      const url = `${found.endpoint.path}${query.size > 0 ? `?${query.toString()}` : ''}`;
+      const answer = await door.handing(admission, (headers) => getInProcess(app, url, headers));
+      const body = JSON.parse(answer.body) as Record<string, unknown> & { error?: ErrorOf };
+      if (answer.status === 200) return { content: [{ type: 'text', text: answer.body }], structuredContent: body };
       const error = body.error;
+      const details = error?.details ?? [];
       return {
         isError: true,
-        content: [{ type: 'text', text: error ? `${error.code} (HTTP ${answer.statusCode}): ${error.message} Request id ${error.requestId}.` : `HTTP ${answer.statusCode}` }],
-        _meta: { status: answer.statusCode, ...(error ? { code: error.code, requestId: error.requestId } : {}) },
+        content: [
+          {
+            type: 'text',
+            text: error
+              ? [`${error.code} (HTTP ${answer.status}): ${error.message} Request id ${error.requestId}.`, ...details.map((detail) => `- ${detail.path}: ${detail.message}`)].join('\n')
+              : `HTTP ${answer.status}`,
+          },
+        ],
+        _meta: { status: answer.status, ...(error ? { code: error.code, requestId: error.requestId } : {}), ...(details.length > 0 ? { details } : {}) },
       };
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    // The transport answers on the raw response: the headers set so far (request id, nosniff) go with it.
+    // The transport answers on the raw response: the headers set so far (request id, nosniff, x-ratelimit-*) go with it.
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
     reply.hijack();
     reply.raw.on('close', () => {

@@ -9,13 +9,13 @@ import { answerAndClose, DEFAULT_CONNECTION_LIMITS, edgeServerFactory, type Conn
 import { CursorSealer } from './cursors.ts';
 import { ApiError, sendError, stampAnswer } from './errors.ts';
 import { newRequestId } from './ids.ts';
-import { randomBytes } from 'node:crypto';
+import { getInProcess, TOO_LARGE } from './in-process.ts';
 import { Breakers, DEFAULT_BREAKER, type BreakerSettings } from './breakers.ts';
 import { statusPlugin } from './plugins/status.ts';
 import { dashboardPlugin } from '../dashboard/plugin.ts';
 import { mcpPlugin } from '../mcp/plugin.ts';
 import { errorsPlugin } from './plugins/errors.ts';
-import { INTERNAL_CALLER } from './plugins/auth.ts';
+import { Door } from './plugins/auth.ts';
 import { healthPlugin } from './plugins/health.ts';
 import { maintenancePlugin } from './plugins/maintenance.ts';
 import { recordsPlugin } from './plugins/records.ts';
@@ -32,7 +32,10 @@ export interface AppOptions {
   upstream?: UpstreamBinder;
   requestBudgetMs?: number;
   reservationMarginMs?: number;
+  /** `/metrics` on this app requires it as a bearer token. */
   metricsToken?: string | undefined;
+  /** Without a token, whether `/metrics` is served open on this app (the in-process tests); by default it is not served. */
+  openMetrics?: boolean;
   /** Fastify logger option; false in tests. */
   logger?: FastifyServerOptions['logger'];
   /** Clock, replaceable in tests. */
@@ -108,7 +111,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const answer =
         code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? new ApiError('REQUEST_TIMEOUT', `The request did not arrive in time (headers within ${limits.headersTimeoutMs / 1000} s, all of it within ${limits.requestTimeoutMs / 1000} s).`)
-          : new ApiError('BAD_REQUEST', code === 'HPE_HEADER_OVERFLOW' ? 'The request URL or headers are too large.' : 'The request could not be read.');
+          : new ApiError('BAD_REQUEST', code === 'HPE_HEADER_OVERFLOW' ? TOO_LARGE : 'The request could not be read.');
       answerAndClose(socket, answer, requestId);
       app.log.info({ requestId, status: answer.status, address: socket.remoteAddress, problem: code }, 'client error');
     },
@@ -119,7 +122,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // First: routes keep the error handler of the moment they are added.
   await app.register(errorsPlugin, { bodiesUnder: ['/dashboard', '/mcp'] });
-  await app.register(metricsPlugin, { metricsToken: options.metricsToken });
+  await app.register(metricsPlugin, { metricsToken: options.metricsToken, openMetrics: options.openMetrics });
   await app.register(openApiPlugin, { endpoints: options.endpoints, publicBaseUrl: options.publicBaseUrl });
   await app.register(healthPlugin, { stores });
   if (stores.roundTrips) app.metrics.watchBackends(stores.roundTrips);
@@ -148,8 +151,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     now,
     shutdown: shutdown.signal,
   });
-  // In-process requests made for one of the team's keys (the dashboard's try-it panel) carry it.
-  const internalSecret = randomBytes(32).toString('hex');
+  // Admits the API's requests, and the in-process ones of the dashboard and MCP.
+  const door = new Door(stores, options.testUpstream !== undefined);
   await app.register(routesPlugin, {
     runtimes: compileEndpoints(options.endpoints).values(),
     scraper,
@@ -157,10 +160,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     stores,
     now,
     keyUseFlushMs: options.keyUseFlushMs ?? 5_000,
-    internalSecret,
-    testMode: options.testUpstream !== undefined,
+    door,
   });
-  await app.register(mcpPlugin, { stores, endpoints: options.endpoints, version: '1.0.0', now });
+  await app.register(mcpPlugin, { door, endpoints: options.endpoints, version: '1.0.0', now });
   await app.register(dashboardPlugin, {
     prefix: '/dashboard',
     stores,
@@ -169,10 +171,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     now,
     publicBaseUrl: options.publicBaseUrl,
     baseUrl: () => options.publicBaseUrl ?? listeningUrl(app) ?? 'http://127.0.0.1',
-    callAs: async (keyId, url) => {
-      const response = await app.inject({ method: 'GET', url, headers: { [INTERNAL_CALLER]: `${internalSecret}.${keyId}` } });
-      return { status: response.statusCode, body: response.body };
-    },
+    callAs: (keyId, url) => getInProcess(app, url, door.asKey(keyId)),
   });
   return app;
 }

@@ -38,14 +38,14 @@ export const STATUS_OF: Record<ErrorCode, number> = {
 
 /** What a client should do about each error: for the reference page and the SDK's error classes. */
 export const ADVICE_OF: Record<ErrorCode, string> = {
-  BAD_REQUEST: 'The cursor or page token is malformed, expired (they last 24 hours) or was issued for another target or filter: start the listing again from its first page.',
+  BAD_REQUEST: 'The cursor or page token is malformed, expired (they last 24 hours) or was issued for another target or filter: start the listing again from its first page. Also a request whose URL and headers exceed 16 KiB (an MCP call too): shorten it.',
   UNAUTHORIZED: 'Send a valid key in `x-api-key` (or `Authorization: Bearer`); a revoked key stays refused. Ask the account holder for a new one.',
   INSUFFICIENT_CREDITS: 'The balance is below the 1 credit a live scrape costs: top up, or ask with `cache_max_age` for a cached result, which is free.',
   FORBIDDEN: 'A test key (`psk_test_`) on a service whose test mode is off: use a live key, or a service with `TEST_MODE=on`.',
   NOT_FOUND: 'The content does not exist, was deleted, is private or has no public content (or the path is unknown): do not retry.',
   METHOD_NOT_ALLOWED: 'Every endpoint answers GET only.',
   REQUEST_TIMEOUT: 'The request was not received in time: send it again.',
-  VALIDATION_ERROR: 'Fix the parameters listed in `details` (`path` and `message` for each problem); do not retry unchanged.',
+  VALIDATION_ERROR: 'Fix the parameters listed in `details` (`path` and `message` for each problem; a parameter the endpoint does not declare is one, named with the closest declared name); do not retry unchanged.',
   RATE_LIMITED: 'Too many requests for the team in the last 60 seconds: wait for `Retry-After` seconds, then retry. `X-RateLimit-Remaining` tells how close you are.',
   INTERNAL_ERROR: 'An unexpected fault on the service, logged with the request id: retry later, and report the `requestId` if it persists. Not charged.',
   NOT_IMPLEMENTED: 'The endpoint is not available yet.',

@@ -149,6 +149,8 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Counts one request against `key` if it is admitted under `limit` per `windowMs` (rolling). */
   hit(key: string, limit: number, windowMs: number, now?: number): Promise<RateDecision>;
+  /** What a hit on `key` under `limit` would get now, without counting anything. */
+  peek(key: string, limit: number, windowMs: number, now?: number): Promise<RateDecision>;
 }
 
 /** `owner` manages the team's keys and users; `member` uses its own keys; `operator` sees every team and adds credits. */
@@ -158,7 +160,7 @@ export type Role = 'owner' | 'member' | 'operator';
 export interface User {
   id: string;
   teamId: string;
-  /** Lower case; unique. */
+  /** Lower case; unique within its team (another team may have an account of its own under it). */
   email: string;
   role: Role;
   createdAt: string;
@@ -178,16 +180,16 @@ export interface Session {
 }
 
 export interface UserStore {
-  /** Throws RangeError for an email already taken (by any team) or an unknown team. */
+  /** Throws RangeError for an email already in the team, or an unknown team. */
   createUser(user: { teamId: string; email: string; role: Role }): Promise<User>;
   getUser(id: string): Promise<User | null>;
-  /** The user with this email (any case), with its password hash (null until set). */
-  findUserByEmail(email: string): Promise<{ user: User; passwordHash: string | null } | null>;
+  /** The users with this email (any case), one per team at most, oldest first, with their password hashes (null until set). */
+  findUsersByEmail(email: string): Promise<{ user: User; passwordHash: string | null }[]>;
   /** Every user, or a team's; oldest first. */
   listUsers(teamId?: string): Promise<User[]>;
   /** Disables the user and ends its sessions; false when unknown or already disabled. */
   disableUser(id: string): Promise<boolean>;
-  /** Stores a one-time link's hash: it sets the user's password once, until `expiresAt` (epoch ms). */
+  /** Stores a one-time link's hash: it sets the user's password once, until `expiresAt` (epoch ms). It replaces the user's unused link: a user has one outstanding link at most. */
   createPasswordLink(link: { hash: string; userId: string; expiresAt: number }): Promise<void>;
   /**
    * Uses a link: sets the password hash of its user (enabled, link unused and unexpired) and

@@ -153,6 +153,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     endpoints: declarations,
     cursorSecret: 'test-cursor-secret-0123456789abcdef',
     now: () => clock.now,
+    // The tests read the counters in-process.
+    openMetrics: true,
     ...options.app,
   });
   await app.ready();

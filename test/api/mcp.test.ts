@@ -92,6 +92,60 @@ describe('MCP at /mcp', () => {
     }
   });
 
+  test('every tool input schema is closed, and unknown arguments are refused as the API refuses them: all named, none charged', async () => {
+    const client = await connect(h.key);
+    try {
+      const { tools } = await client.listTools();
+      for (const tool of tools) assert.equal((tool.inputSchema as { additionalProperties?: unknown }).additionalProperties, false, tool.name);
+      const before = await h.balance();
+      const calls = h.calls.length;
+      const refused = await client.callTool({ name: 'snapmsg_profile', arguments: { username: 'lunavoss', 'cache-max-age': '1d', junk: 'x'.repeat(10_000) } });
+      assert.equal(refused.isError, true);
+      const meta = refused._meta as { status: number; code: string; details: { path: string; message: string }[] };
+      assert.equal(meta.status, 422);
+      assert.equal(meta.code, 'VALIDATION_ERROR');
+      assert.deepEqual(meta.details, [
+        { path: 'cache-max-age', message: 'Unknown parameter; did you mean cache_max_age?' },
+        { path: 'junk', message: 'Unknown parameter; the parameters are username, cache_max_age, stale_if_error' },
+      ]);
+      const text = (refused.content as { type: string; text: string }[])[0]?.text ?? '';
+      assert.match(text, /^VALIDATION_ERROR \(HTTP 422\): .+ Request id req_[A-Za-z0-9_-]+\.\n- cache-max-age: Unknown parameter; did you mean cache_max_age\?\n- junk: Unknown parameter; the parameters are username, cache_max_age, stale_if_error$/);
+      const account = await client.callTool({ name: 'get_account', arguments: { verbose: true } });
+      assert.equal((account._meta as { code: string }).code, 'VALIDATION_ERROR');
+      assert.equal(await h.balance(), before, 'nothing charged');
+      assert.equal(h.calls.length, calls, 'nothing scraped');
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('an argument too long for a URL is refused as an HTTP request of that size is, before anything else', async () => {
+    const junk = 'x'.repeat(60_000);
+    const http = await fetch(`${base}/v1/snapmsg/profile?username=lunavoss&cache_max_age=30d&junk=${junk}`, { headers: { 'x-api-key': h.key } });
+    assert.equal(http.status, 400);
+    const expected = ((await http.json()) as { error: { code: string; message: string } }).error;
+    assert.equal(expected.code, 'BAD_REQUEST');
+    const client = await connect(h.key);
+    try {
+      const remaining = async () => Number((await h.get('/v1/account')).headers['x-ratelimit-remaining']);
+      const before = await remaining();
+      const refused = await client.callTool({ name: 'snapmsg_profile', arguments: { username: 'lunavoss', cache_max_age: '30d', junk } });
+      assert.equal(refused.isError, true);
+      const meta = refused._meta as { status: number; code: string; requestId: string };
+      assert.deepEqual([meta.status, meta.code], [400, 'BAD_REQUEST']);
+      assert.match(meta.requestId, /^req_/);
+      assert.equal((refused.content as { text: string }[])[0]?.text, `BAD_REQUEST (HTTP 400): ${expected.message} Request id ${meta.requestId}.`);
+      // The request it would make is not admitted, like the HTTP request Node refuses before it is
+      // read: the rate window saw our two probes and the POST that carried the call, nothing more.
+      assert.equal(await remaining(), before - 2);
+      // A declared argument that long is refused the same way.
+      const long = await client.callTool({ name: 'linkpage_a_profile', arguments: { url: `https://linkpage-a.example/${'a'.repeat(20_000)}` } });
+      assert.equal((long._meta as { code: string }).code, 'BAD_REQUEST');
+    } finally {
+      await client.close();
+    }
+  });
+
   test('without a valid key: 401 before any tool is listed', async () => {
     const response = await fetch(`${base}/mcp`, {
       method: 'POST',
@@ -102,6 +156,58 @@ describe('MCP at /mcp', () => {
     assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'UNAUTHORIZED');
     await assert.rejects(connect(`psk_live_${'x'.repeat(32)}`));
     assert.equal((await fetch(`${base}/mcp`)).status, 405);
+  });
+
+  const post = (key: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key, ...headers },
+      body: JSON.stringify(body),
+    });
+  const list = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
+
+  test("every POST counts against the team's rate limit, as an API request does; a tool call counts once", async () => {
+    const team = await h.newTeam(10, 5);
+    const remaining: (string | null)[] = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await post(team.key, list(i));
+      assert.equal(response.status, 200);
+      remaining.push(response.headers.get('x-ratelimit-remaining'));
+    }
+    assert.deepEqual(remaining, ['4', '3', '2']);
+    const called = await post(team.key, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'get_account', arguments: {} } });
+    assert.equal(called.status, 200);
+    assert.equal(called.headers.get('x-ratelimit-remaining'), '1', 'the call and the API request it makes count once together');
+    const account = ((await called.json()) as { result: { structuredContent: { data: { rateLimit: { limit: number } } } } }).result;
+    assert.equal(account.structuredContent.data.rateLimit.limit, 5);
+    assert.equal((await post(team.key, { jsonrpc: '2.0', method: 'notifications/initialized' })).status, 202, 'a notification counts too');
+    const refused = await post(team.key, list(10));
+    assert.equal(refused.status, 429);
+    assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'RATE_LIMITED');
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+    assert.equal((await h.get('/v1/account', { 'x-api-key': team.key })).statusCode, 429, 'the same window as the API');
+  });
+
+  test('batches: refused under MCP 2025-06-18 and later (no batching there); under 2025-03-26 at most 10 messages, each counted', async () => {
+    const team = await h.newTeam(10, 30);
+    const batch = (n: number) => Array.from({ length: n }, (_, i) => list(i + 1));
+    for (const version of ['2025-06-18', '2025-11-25']) {
+      const refused = await post(team.key, batch(2), { 'mcp-protocol-version': version });
+      assert.equal(refused.status, 400, version);
+      const body = (await refused.json()) as { jsonrpc: string; error: { code: number; message: string } };
+      assert.equal(body.error.code, -32600);
+      assert.match(body.error.message, /batch/i);
+    }
+    const old = await post(team.key, batch(3), { 'mcp-protocol-version': '2025-03-26' });
+    assert.equal(old.status, 200);
+    assert.equal(((await old.json()) as unknown[]).length, 3);
+    assert.equal(old.headers.get('x-ratelimit-remaining'), String(30 - 2 - 3), 'each message of a batch counts');
+    const large = await post(team.key, batch(11));
+    assert.equal(large.status, 400, 'more than 10 messages');
+    assert.equal(((await large.json()) as { error: { code: number } }).error.code, -32600);
+    assert.equal((await post(team.key, [])).status, 400, 'an empty batch');
+    const small = await h.newTeam(10, 3);
+    assert.equal((await post(small.key, batch(4))).status, 429, 'a batch larger than what is left of the window is refused');
   });
 
   test('failed keys are limited per address as on the API (429 after 30), and two different keys are refused', async () => {

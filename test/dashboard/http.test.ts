@@ -57,6 +57,31 @@ describe('dashboard over HTTP', () => {
     assert.equal((await new Browser(h).get(expired.replace('http://127.0.0.1', ''))).status, 400);
   });
 
+  test('an earlier link dies when a new one is issued, and every link of the user when one is used', async () => {
+    const user = await h.stores.users.createUser({ teamId: h.team.id, email: 'relinked@example.com', role: 'owner' });
+    const path = (link: string) => link.replace('http://127.0.0.1', '');
+    const tokenOf = (link: string) => new URL(link).searchParams.get('token') ?? '';
+    const first = await issuePasswordLink(h.stores.users, user.id, 'http://127.0.0.1', Date.now());
+    const second = await issuePasswordLink(h.stores.users, user.id, 'http://127.0.0.1', Date.now());
+    // A form opened with the first link before the second was issued.
+    const early = new Browser(h);
+    assert.equal((await early.get(path(second))).status, 200);
+    const set = new Browser(h);
+    await set.get(path(second));
+    assert.equal((await set.post('/dashboard/set-password', { token: tokenOf(second), password: PASSWORD, confirm: PASSWORD })).status, 303);
+    assert.equal((await new Browser(h).get(path(first))).status, 400, 'the first link is dead');
+    const takeover = await early.post('/dashboard/set-password', { token: tokenOf(first), password: 'a password of my own', confirm: 'a password of my own' });
+    assert.equal(takeover.status, 400);
+    assert.match(takeover.body, /expired or has already been used/);
+    const owner = new Browser(h);
+    assert.equal((await owner.signIn('relinked@example.com')).status, 303, 'the password set with the second link still holds');
+    assert.equal((await owner.get('/dashboard')).status, 200, 'and its session was not ended');
+    // A third link, issued after the password was set, ends the second too (already used) and works once.
+    const third = await issuePasswordLink(h.stores.users, user.id, 'http://127.0.0.1', Date.now());
+    assert.equal((await new Browser(h).get(path(third))).status, 200);
+    assert.equal((await new Browser(h).get(path(second))).status, 400);
+  });
+
   test('sign-in: a new session in an HttpOnly, SameSite=Lax cookie; a wrong password says so; a planted cookie is never adopted', async () => {
     const { email } = await userWithPassword(h, h.team.id, 'owner');
     const browser = new Browser(h);
@@ -111,6 +136,48 @@ describe('dashboard over HTTP', () => {
     assert.equal((await anonymous.request('POST', '/dashboard/sign-in', { email: 'a@example.com', password: PASSWORD })).status, 403, 'sign-in needs the form token too');
   });
 
+  test('a form posted with a field the dashboard does not put in it is refused (422, each named with the closest field) and changes nothing', async () => {
+    const team = await h.newTeam(5, 100);
+    const { browser } = await signedIn(h, team.team.id, 'owner');
+    await browser.get('/dashboard/keys');
+    const before = await keyIdsOf(h, team.team.id);
+    const page = await browser.post('/dashboard/keys', { name: 'typo', nmae: 'x', admin: '1' });
+    assert.equal(page.status, 422);
+    assert.match(page.body, /nmae: Unknown field; did you mean name\?/);
+    assert.match(page.body, /admin: Unknown field; the fields are csrf, team, name/);
+    assert.deepEqual(await keyIdsOf(h, team.team.id), before, 'no key made');
+    // Try it: its parameters (q.*) are the endpoint's, and the API refuses an unknown one itself.
+    await browser.get('/dashboard/try?endpoint=snapmsg.profile');
+    const tried = await browser.post('/dashboard/try', { endpoint: 'snapmsg.profile', key: team.keyId, 'q.username': 'lunavoss', 'q.cache-max-age': '1d' });
+    assert.equal(tried.status, 200);
+    assert.match(tried.body, /id="try-status">422</);
+    assert.match(tried.body, /did you mean cache_max_age\?/);
+    assert.equal(await h.balance(team.team.id), 5, 'not charged');
+    const extra = await browser.post('/dashboard/try', { endpoint: 'snapmsg.profile', key: team.keyId, 'q.username': 'lunavoss', endpont: 'snapmsg.profile' });
+    assert.equal(extra.status, 422);
+    assert.match(extra.body, /endpont: Unknown field; did you mean endpoint\?/);
+    // Before sign-in too.
+    const anonymous = new Browser(h);
+    await anonymous.get('/dashboard/sign-in');
+    const signIn = await anonymous.post('/dashboard/sign-in', { email: 'a@example.com', password: PASSWORD, remember: 'yes' });
+    assert.equal(signIn.status, 422);
+    assert.match(signIn.body, /remember: Unknown field; the fields are csrf, email, password/);
+  });
+
+  test('the try-it panel is held to the size of an HTTP request, as MCP is', async () => {
+    const team = await h.newTeam(5, 100);
+    const { browser } = await signedIn(h, team.team.id, 'owner');
+    const form = await browser.get('/dashboard/try?endpoint=linkpage-a.profile');
+    // Sent raw in a 6 KB form, each `~` is three bytes of the request's URL: over 16 KiB.
+    const payload = `csrf=${csrfOf(form)}&endpoint=linkpage-a.profile&key=${team.keyId}&q.cache_max_age=1d&q.url=https://linkpage-a.example/${'~'.repeat(6_000)}`;
+    const cookie = [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const tried = await h.app.inject({ method: 'POST', url: '/dashboard/try', remoteAddress: browser.address, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload });
+    assert.equal(tried.statusCode, 200);
+    assert.match(tried.body, /id="try-status">400</);
+    assert.match(tried.body, /The request URL or headers are too large/);
+    assert.equal(await h.balance(team.team.id), 5, 'not charged');
+  });
+
   test('sign-in attempts are limited per account and per address', async () => {
     const { email } = await userWithPassword(h, h.team.id, 'member');
     const browser = new Browser(h);
@@ -128,6 +195,28 @@ describe('dashboard over HTTP', () => {
     const seen: number[] = [];
     for (let i = 0; i < SIGN_IN_LIMITS.address + 1; i++) seen.push((await remote.post('/dashboard/sign-in', { email: `guess${i}@example.com`, password: 'whatever it is' }, remote.last)).status);
     assert.deepEqual(seen, [...Array(SIGN_IN_LIMITS.address).fill(401), 429]);
+  });
+
+  test("failures at an account from many addresses do not lock its owner out: an address that has not failed there still gets in", async () => {
+    const { email } = await userWithPassword(h, h.team.id, 'owner');
+    const attackers = Array.from({ length: SIGN_IN_LIMITS.account }, (_, i) => new Browser(h, {}, `198.51.100.${i + 1}`));
+    for (const attacker of attackers) assert.equal((await attacker.signIn(email, 'a wrong password')).status, 401);
+    // The account has had its failures: an address that failed there is refused, right password or not.
+    const again = await attackers[0]!.post('/dashboard/sign-in', { email, password: PASSWORD });
+    assert.equal(again.status, 429);
+    assert.ok(Number(again.headers['retry-after']) > 0);
+    // The owner, from an address with no failure there, signs in.
+    const owner = new Browser(h, {}, '192.0.2.200');
+    const signed = await owner.signIn(email);
+    assert.equal(signed.status, 303, signed.body);
+    assert.equal((await owner.get('/dashboard')).status, 200);
+    // A new address's wrong guess is answered, and then that address too is refused.
+    const fresh = new Browser(h, {}, '198.51.100.200');
+    assert.equal((await fresh.signIn(email, 'another wrong one')).status, 401);
+    assert.equal((await fresh.post('/dashboard/sign-in', { email, password: PASSWORD })).status, 429, 'one guess per address while the account is under attack');
+    // Ten requests every 15 minutes keep the addresses that made them out, not everyone.
+    h.clock.now += 15 * 60 * 1000 + 1;
+    assert.equal((await attackers[0]!.signIn(email)).status, 303, 'once the window has passed, the failed address gets in too');
   });
 
   test('sign out ends the session; sign out everywhere ends them all; pages then send to sign-in', async () => {
@@ -248,12 +337,12 @@ describe('dashboard over HTTP', () => {
     assert.equal(added.status, 200);
     const link = /id="new-link" type="text" readonly value="([^"]+)"/.exec(added.body)?.[1] ?? '';
     assert.match(link, /^http:\/\/127\.0\.0\.1(:\d+)?\/dashboard\/set-password\?token=/);
-    const member = (await h.stores.users.findUserByEmail('new.member@example.com'))?.user;
+    const member = (await h.stores.users.listUsers(team.team.id)).find((user) => user.email === 'new.member@example.com');
     assert.equal(member?.role, 'member');
     assert.equal((await new Browser(h).get(link.replace(/^http:\/\/[^/]+/, ''))).status, 200, 'the link sets a password');
     const taken = await owner.browser.post('/dashboard/users', { email: 'new.member@example.com', role: 'owner' });
     assert.equal(taken.status, 409);
-    assert.match(taken.body, /exists already/);
+    assert.match(taken.body, /already a user of this team/);
 
     const memberSession = await signedIn(h, team.team.id, 'member');
     assert.equal((await memberSession.browser.get('/dashboard/users')).status, 403);
@@ -268,6 +357,68 @@ describe('dashboard over HTTP', () => {
     assert.match(confirm.body, />Disable user<\/button>/);
     assert.equal((await owner.browser.post(`/dashboard/users/${memberSession.id}/disable`, {})).status, 200);
     assert.equal((await memberSession.browser.get('/dashboard')).status, 303, 'the disabled member is signed out');
+  });
+
+  test("adding a user answers the same whether or not the email has an account in another team; each team's account is its own", async () => {
+    const mine = await h.newTeam(5, 100);
+    const theirs = await h.newTeam(5, 100);
+    const owner = await signedIn(h, mine.team.id, 'owner');
+    const elsewhere = await userWithPassword(h, theirs.team.id, 'owner', 'known.elsewhere@example.com');
+    const addOf = async (email: string) => {
+      await owner.browser.get('/dashboard/users');
+      const page = await owner.browser.post('/dashboard/users', { email, role: 'member' });
+      const link = /id="new-link" type="text" readonly value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+      return { status: page.status, notice: /<p class="notice[^>]*>[\s\S]*?<\/p>/.exec(page.body.replaceAll(email.toLowerCase(), 'EMAIL'))?.[0], link };
+    };
+    const fresh = await addOf('nobody.yet@example.com');
+    const known = await addOf('Known.Elsewhere@example.com');
+    assert.equal(fresh.status, 200);
+    assert.deepEqual([known.status, known.notice], [fresh.status, fresh.notice], 'the same answer');
+    assert.match(known.link, /\/dashboard\/set-password\?token=/);
+    // The link sets the password of the account in this team; signing in with it opens this team.
+    const invited = new Browser(h);
+    const form = await invited.get(known.link.replace(/^http:\/\/[^/]+/, ''));
+    assert.equal(form.status, 200);
+    const mine_password = 'the password of this team';
+    assert.equal((await invited.post('/dashboard/set-password', { token: new URL(known.link).searchParams.get('token') ?? '', password: mine_password, confirm: mine_password })).status, 303);
+    const here = new Browser(h);
+    assert.equal((await here.signIn('known.elsewhere@example.com', mine_password)).status, 303);
+    assert.match((await here.get('/dashboard')).body, new RegExp(mine.team.id));
+    // The other team's account is untouched: its own password opens its own team.
+    const there = new Browser(h);
+    assert.equal((await there.signIn(elsewhere.email)).status, 303);
+    assert.match((await there.get('/dashboard')).body, new RegExp(theirs.team.id));
+    // In the same team, an email is there once: that the owner can see in its list anyway.
+    const twice = await addOf('nobody.yet@example.com');
+    assert.equal(twice.status, 409);
+    assert.match(twice.notice ?? '', /already a user of this team/);
+  });
+
+  test('roles form an order: nobody acts on a user whose role is above theirs', async () => {
+    const team = await h.newTeam(5, 100);
+    const owner = await signedIn(h, team.team.id, 'owner');
+    const operator = await signedIn(h, team.team.id, 'operator');
+    const peer = await userWithPassword(h, team.team.id, 'owner');
+    const list = await owner.browser.get('/dashboard/users');
+    assert.match(list.body, new RegExp(`/dashboard/users/${peer.id}/disable`), 'an owner may act on another owner');
+    assert.doesNotMatch(list.body, new RegExp(`/dashboard/users/${operator.id}/`), 'no action is offered on the operator');
+    const confirm = await owner.browser.get(`/dashboard/users/${operator.id}/disable`);
+    assert.equal(confirm.status, 403);
+    assert.match(confirm.body, /An owner cannot act on an operator/);
+    await owner.browser.get('/dashboard/users');
+    const refused = await owner.browser.post(`/dashboard/users/${operator.id}/disable`, {});
+    assert.equal(refused.status, 403);
+    assert.equal((await h.stores.users.getUser(operator.id))?.disabledAt, null, 'the operator stays enabled');
+    assert.equal((await operator.browser.get('/dashboard')).status, 200, 'and signed in');
+    // Nor may an owner make a user above itself.
+    await owner.browser.get('/dashboard/users');
+    const raised = await owner.browser.post('/dashboard/users', { email: 'raised@example.com', role: 'operator' });
+    assert.equal(raised.status, 422);
+    assert.equal((await h.stores.users.listUsers(team.team.id)).some((u) => u.email === 'raised@example.com'), false);
+    // The operator may act on the owner.
+    await operator.browser.get(`/dashboard/users?team=${team.team.id}`);
+    assert.equal((await operator.browser.post(`/dashboard/users/${owner.id}/disable`, {})).status, 200);
+    assert.equal((await owner.browser.get('/dashboard')).status, 303, 'the owner is signed out');
   });
 
   test('maintenance deletes expired sessions and links', async () => {

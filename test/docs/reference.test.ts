@@ -85,6 +85,10 @@ describe('the reference page', () => {
     }
     for (const header of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After']) assert.ok(guide.includes(`| \`${header}\` |`), header);
     for (const [code, status] of Object.entries(STATUS_OF)) assert.match(guide, new RegExp(`^\\| ${status} \\| \`${code}\` \\| .{20,} \\|$`, 'm'), code);
+    // What the cache shared by all teams tells one team of the others.
+    const sharing = /^- The cache is shared by all teams.*$/m.exec(guide)?.[0] ?? '';
+    assert.match(sharing, /`meta\.cachedAt` is when some team's request scraped it, to the millisecond/);
+    assert.match(sharing, /never tells which team/);
   });
 
   test('each endpoint: an example answer that fits its schema, and samples in curl, TypeScript and Python', () => {

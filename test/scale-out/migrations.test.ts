@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.ts';
-import { migrateDatabase, SCHEMA_VERSION, SchemaMismatchError } from '../../src/store/postgres/index.ts';
+import { migrateDatabase, openPostgresStores, SCHEMA_VERSION, SchemaMismatchError } from '../../src/store/postgres/index.ts';
 import { MIGRATION_LOCK, MIGRATIONS } from '../../src/store/postgres/schema.ts';
 import { openStores } from '../../src/store/open.ts';
 import { testBackends, type TestBackends } from '../support/backends.ts';
@@ -128,6 +128,32 @@ describe('PostgreSQL schema migrations', () => {
       );
     } finally {
       await Promise.all(nodes.map((node) => node.close()));
+    }
+  });
+
+  test('a database with users migrates to one outstanding link per user and emails unique within a team', async () => {
+    const url = await backends.freshDatabaseUrl();
+    const before = MIGRATIONS.findIndex((migration) => migration.name === 'one outstanding password link per user');
+    await sql(
+      url,
+      `CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+       ${MIGRATIONS.slice(0, before)
+         .map((migration, i) => `${migration.sql}; INSERT INTO schema_migrations (version, name) VALUES (${i + 1}, '${migration.name}');`)
+         .join('\n')}
+       INSERT INTO teams (id, name, credits, rate_limit) VALUES ('team_1', 'a', 0, 1), ('team_2', 'b', 0, 1);
+       INSERT INTO users (id, team_id, email, role) VALUES ('user_1', 'team_1', 'a@example.com', 'owner');
+       INSERT INTO password_links (hash, user_id, expires_at) VALUES ('early', 'user_1', 4102444800000), ('late', 'user_1', 4102444800001);`,
+    );
+    assert.deepEqual(await migrateDatabase({ url }), Array.from({ length: SCHEMA_VERSION - before }, (_, i) => before + i + 1));
+    const stores = await openPostgresStores({ url });
+    try {
+      assert.equal(await stores.users.passwordLinkValid('early', 0), false);
+      assert.equal(await stores.users.passwordLinkValid('late', 0), true);
+      const other = await stores.users.createUser({ teamId: 'team_2', email: 'a@example.com', role: 'member' });
+      assert.deepEqual((await stores.users.findUsersByEmail('a@example.com')).map((found) => found.user.id), ['user_1', other.id]);
+      await assert.rejects(stores.users.createUser({ teamId: 'team_1', email: 'A@example.com', role: 'member' }), RangeError);
+    } finally {
+      await stores.close();
     }
   });
 

@@ -295,7 +295,7 @@ describe('crash recovery of abandoned reservations', () => {
 
       const boot = async () => {
         const stores = openSqliteStores({ path });
-        const app = await buildApp({ stores, endpoints, cursorSecret: 'test-cursor-secret-0123456789abcdef', now: () => clock.now });
+        const app = await buildApp({ stores, endpoints, cursorSecret: 'test-cursor-secret-0123456789abcdef', now: () => clock.now, openMetrics: true });
         await app.ready();
         return { stores, app };
       };

@@ -2,8 +2,13 @@
 // harness, optionally behind a bearer token) and the structured request log (one JSON line
 // per request, never the key; unexpected faults logged with the request id, never leaked).
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { loadConfig } from '../../src/config.ts';
 import type { EndpointDeclaration, ExtractResult } from '../../src/endpoints/types.ts';
+import { start } from '../../src/main.ts';
 import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
 import { byId, defaultScript, exampleQuery, startHarness, type Harness } from '../api/harness.ts';
 import { expectError, REQUEST_ID, until, variantQuery } from '../api/support.ts';
@@ -130,6 +135,67 @@ describe('GET /metrics with METRICS_TOKEN', () => {
     const ok = await metrics({ authorization: `Bearer ${token}` });
     assert.equal(ok.statusCode, 200);
     assert.match(ok.body, /^# TYPE api_requests_total counter$/m);
+  });
+});
+
+describe('GET /metrics without METRICS_TOKEN', () => {
+  test('is not served on the API listener: 404, as any path that does not exist', async () => {
+    const h = await startHarness({ app: { openMetrics: false } });
+    try {
+      const response = await h.app.inject({ method: 'GET', url: '/metrics' });
+      expectError(response, 404, 'NOT_FOUND', { authed: false });
+      assert.doesNotMatch(response.body, /api_requests_total/);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('the service started from its configuration serves it on 127.0.0.1:METRICS_PORT alone; METRICS_TOKEN adds the bearer route', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'metrics-'));
+    const base = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' };
+    try {
+      const closed = await start(loadConfig(base));
+      try {
+        assert.equal(closed.metricsAddress, null, 'no metrics listener unless METRICS_PORT is set');
+        assert.equal((await fetch(`${closed.address}/metrics`)).status, 404, 'the default configuration serves no open /metrics');
+      } finally {
+        await closed.stop();
+      }
+      const apart = await start(loadConfig({ ...base, METRICS_PORT: '0' }));
+      try {
+        assert.match(apart.metricsAddress ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+        assert.notEqual(apart.metricsAddress, apart.address);
+        const served = await fetch(`${apart.metricsAddress}/metrics`);
+        assert.equal(served.status, 200);
+        assert.match(await served.text(), /^# TYPE api_requests_total counter$/m);
+        assert.equal((await fetch(`${apart.metricsAddress}/v1/account`)).status, 404, 'the metrics listener serves nothing else');
+        assert.equal((await fetch(`${apart.address}/metrics`)).status, 404, 'nor the API listener the metrics');
+      } finally {
+        await apart.stop();
+      }
+      const token = 'metrics-token-0a1b2c3d4e5f';
+      const guarded = await start(loadConfig({ ...base, METRICS_TOKEN: token }));
+      try {
+        assert.equal((await fetch(`${guarded.address}/metrics`)).status, 401);
+        assert.equal((await fetch(`${guarded.address}/metrics`, { headers: { authorization: `Bearer ${token}` } })).status, 200);
+      } finally {
+        await guarded.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('METRICS_PORT is a port number', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'metrics-'));
+    try {
+      assert.equal(loadConfig({ DATA_DIR: dataDir }).metricsPort, undefined);
+      assert.equal(loadConfig({ DATA_DIR: dataDir, METRICS_PORT: '9464' }).metricsPort, 9464);
+      assert.throws(() => loadConfig({ DATA_DIR: dataDir, METRICS_PORT: 'http' }), /METRICS_PORT must be an integer/);
+      assert.throws(() => loadConfig({ DATA_DIR: dataDir, METRICS_PORT: '70000' }), /METRICS_PORT must be at most 65535/);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

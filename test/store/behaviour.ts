@@ -314,7 +314,7 @@ export function storeBehaviour(name: string, open: OpenStores): void {
       const HOUR = 60 * MINUTE;
       const session = (userId: string, expiresAt: number) => ({ userId, csrf: uid('csrf'), createdAt: new Date().toISOString(), expiresAt });
 
-      it('creates users with a lower-case email unique across teams, finds and lists them', async (s) => {
+      it('creates users with a lower-case email unique within a team, finds and lists them', async (s) => {
         const team = await newTeam(s);
         const other = await newTeam(s);
         const email = `${uid('Ann')}@Example.COM`;
@@ -323,23 +323,28 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.deepEqual([user.role, user.teamId, user.disabledAt, user.hasPassword], ['owner', team.id, null, false]);
         assert.match(user.createdAt, ISO_MS);
         assert.deepEqual(await s.users.getUser(user.id), user);
-        assert.deepEqual(await s.users.findUserByEmail(email.toUpperCase()), { user, passwordHash: null });
-        assert.equal(await s.users.findUserByEmail('not an email'), null);
-        await assert.rejects(s.users.createUser({ teamId: other.id, email, role: 'member' }), RangeError, 'taken by another team too');
+        assert.deepEqual(await s.users.findUsersByEmail(email.toUpperCase()), [{ user, passwordHash: null }]);
+        assert.deepEqual(await s.users.findUsersByEmail('not an email'), []);
+        await assert.rejects(s.users.createUser({ teamId: team.id, email: email.toUpperCase(), role: 'member' }), RangeError, 'once per team');
+        // Another team has an account of its own under the same email.
+        const theirs = await s.users.createUser({ teamId: other.id, email, role: 'member' });
+        assert.notEqual(theirs.id, user.id);
+        assert.deepEqual((await s.users.findUsersByEmail(email)).map((found) => found.user.id), [user.id, theirs.id], 'oldest first');
         await assert.rejects(s.users.createUser({ teamId: 'team_nope', email: `${uid('b')}@example.com`, role: 'member' }), RangeError);
         await assert.rejects(s.users.createUser({ teamId: team.id, email: 'nope', role: 'member' }), RangeError);
         await assert.rejects(s.users.createUser({ teamId: team.id, email: `${uid('c')}@example.com`, role: 'admin' as 'owner' }), RangeError);
         const member = await s.users.createUser({ teamId: other.id, email: `${uid('d')}@example.com`, role: 'member' });
-        assert.deepEqual((await s.users.listUsers(other.id)).map((u) => u.id), [member.id]);
-        assert.deepEqual((await s.users.listUsers()).map((u) => u.id).sort(), [user.id, member.id].sort());
+        assert.deepEqual((await s.users.listUsers(other.id)).map((u) => u.id), [theirs.id, member.id]);
+        assert.deepEqual((await s.users.listUsers()).map((u) => u.id).sort(), [user.id, theirs.id, member.id].sort());
       });
 
       it('a password link sets the password once, before it expires, and ends the sessions then open', async (s) => {
         const team = await newTeam(s);
         const user = await s.users.createUser({ teamId: team.id, email: `${uid('e')}@example.com`, role: 'member' });
         const now = Date.now();
+        const late = await s.users.createUser({ teamId: team.id, email: `${uid('e')}@example.com`, role: 'member' });
         await s.users.createPasswordLink({ hash: 'link-1', userId: user.id, expiresAt: now + HOUR });
-        await s.users.createPasswordLink({ hash: 'link-old', userId: user.id, expiresAt: now - 1 });
+        await s.users.createPasswordLink({ hash: 'link-old', userId: late.id, expiresAt: now - 1 });
         await s.users.createSession('session-before', session(user.id, now + HOUR));
         assert.equal(await s.users.passwordLinkValid('link-1', now), true);
         assert.equal(await s.users.passwordLinkValid('link-old', now), false);
@@ -348,10 +353,41 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.equal([first, second].filter((u) => u !== null).length, 1, 'used once, however many race for it');
         assert.equal((first ?? second)?.hasPassword, true);
         assert.equal(await s.users.passwordLinkValid('link-1', now), false);
-        const found = await s.users.findUserByEmail(user.email);
+        const [found] = await s.users.findUsersByEmail(user.email);
         assert.ok(found?.passwordHash === 'hash-1' || found?.passwordHash === 'hash-2');
         assert.equal(await s.users.findSession('session-before', now), null, 'sessions opened before the change are ended');
         assert.equal(await s.users.usePasswordLink('unknown', 'hash', now), null);
+      });
+
+      it('a user has one outstanding link at most: a new one ends the earlier ones, and using one leaves none', async (s) => {
+        const team = await newTeam(s);
+        const user = await s.users.createUser({ teamId: team.id, email: `${uid('l')}@example.com`, role: 'owner' });
+        const other = await s.users.createUser({ teamId: team.id, email: `${uid('m')}@example.com`, role: 'member' });
+        const now = Date.now();
+        const first = uid('link');
+        const second = uid('link');
+        const third = uid('link');
+        const others = uid('link');
+        await s.users.createPasswordLink({ hash: first, userId: user.id, expiresAt: now + HOUR });
+        await s.users.createPasswordLink({ hash: others, userId: other.id, expiresAt: now + HOUR });
+        await s.users.createPasswordLink({ hash: second, userId: user.id, expiresAt: now + HOUR });
+        assert.equal(await s.users.passwordLinkValid(first, now), false, 'a new link ends the earlier one');
+        assert.equal(await s.users.usePasswordLink(first, 'hash-early', now), null);
+        assert.equal(await s.users.passwordLinkValid(second, now), true);
+        assert.equal(await s.users.passwordLinkValid(others, now), true, "another user's link is untouched");
+        assert.equal((await s.users.usePasswordLink(second, 'hash-2', now))?.id, user.id);
+        assert.equal(await s.users.passwordLinkValid(second, now), false);
+        // Issued at once, only one survives, whichever it is.
+        const racing = [uid('link'), uid('link'), uid('link')];
+        await Promise.all(racing.map((hash) => s.users.createPasswordLink({ hash, userId: user.id, expiresAt: now + HOUR })));
+        const alive = [];
+        for (const hash of racing) if (await s.users.passwordLinkValid(hash, now)) alive.push(hash);
+        assert.equal(alive.length, 1, 'one outstanding link, however many were issued at once');
+        await s.users.createPasswordLink({ hash: third, userId: user.id, expiresAt: now + HOUR });
+        assert.equal((await s.users.usePasswordLink(third, 'hash-3', now))?.id, user.id);
+        assert.equal((await s.users.findUsersByEmail(user.email))[0]?.passwordHash, 'hash-3');
+        for (const hash of racing) assert.equal(await s.users.usePasswordLink(hash, 'hash-late', now), null, 'an earlier link cannot undo the password set since');
+        assert.equal((await s.users.findUsersByEmail(user.email))[0]?.passwordHash, 'hash-3');
       });
 
       it('sessions: found with their user until they expire, ended one by one or all of a user, pruned', async (s) => {
@@ -831,6 +867,19 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         // Under limit 3, one more is admitted once only two of the five remain in the window.
         assert.equal((await s.limiter.hit(key, 3, MINUTE, t0 + 62_500)).allowed, true);
         assert.equal((await s.limiter.hit(key, 20, MINUTE, t0 + 62_600)).remaining, 16);
+      });
+
+      it('peek tells what a hit would get, and counts nothing', async (s) => {
+        const key = uid('rl');
+        const t0 = 1_700_000_000_000;
+        assert.deepEqual(await s.limiter.peek(key, 3, MINUTE, t0), { allowed: true, limit: 3, remaining: 3, resetSeconds: 0 }, 'an unknown key');
+        for (let i = 0; i < 3; i++) await s.limiter.hit(key, 3, MINUTE, t0 + i * 10_000);
+        for (let i = 0; i < 5; i++) assert.deepEqual(await s.limiter.peek(key, 3, MINUTE, t0 + 25_000), { allowed: false, limit: 3, remaining: 0, resetSeconds: 35 });
+        assert.deepEqual(await s.limiter.peek(key, 5, MINUTE, t0 + 25_000), { allowed: true, limit: 5, remaining: 2, resetSeconds: 0 }, 'under another limit');
+        // Under limit 1, the third hit (at 20 s) is the one whose leaving frees a place.
+        assert.deepEqual(await s.limiter.peek(key, 1, MINUTE, t0 + 25_000), { allowed: false, limit: 1, remaining: 0, resetSeconds: 55 });
+        assert.deepEqual(await s.limiter.peek(key, 3, MINUTE, t0 + 60_000), { allowed: true, limit: 3, remaining: 1, resetSeconds: 0 }, 'the first hit has left the window');
+        assert.equal((await s.limiter.hit(key, 3, MINUTE, t0 + 60_000)).remaining, 0, 'the peeks counted nothing');
       });
     });
   });

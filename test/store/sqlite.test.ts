@@ -10,6 +10,7 @@ import { InProcessRateLimiter } from '../../src/store/memory-limiter.ts';
 import { accountStore } from '../../src/store/sqlite/accounts.ts';
 import { Connection } from '../../src/store/sqlite/connection.ts';
 import { openSqliteStores } from '../../src/store/sqlite/index.ts';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/store/sqlite/schema.ts';
 import { ledger } from '../../src/store/sqlite/ledger.ts';
 import type { SqliteStoreOptions } from '../../src/store/sqlite/index.ts';
 import { StoreUnavailableError } from '../../src/store/types.ts';
@@ -72,7 +73,7 @@ describe('sqlite specifics', () => {
     await s.ping();
     const raw = new DatabaseSync(path);
     try {
-      assert.equal((raw.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 5);
+      assert.equal((raw.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, SCHEMA_VERSION);
       assert.equal((raw.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal');
       const tables = raw
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
@@ -91,6 +92,60 @@ describe('sqlite specifics', () => {
     const again = openSqliteStores({ path }); // reopening does not migrate again
     assert.equal((await again.accounts.listTeams()).length, 1);
     await again.close();
+  });
+
+  test('migrating a v5 database keeps one outstanding link per user, the latest to expire', async () => {
+    const path = freshPath();
+    const raw = new DatabaseSync(path);
+    for (const migration of MIGRATIONS.slice(0, 5)) raw.exec(migration);
+    raw.exec(`PRAGMA user_version = 5;
+      INSERT INTO teams (id, name, credits, rate_limit, created_at) VALUES ('team_1', 't', 0, 1, '2026-01-01T00:00:00.000Z');
+      INSERT INTO users (id, team_id, email, role, created_at) VALUES ('user_1', 'team_1', 'a@example.com', 'owner', '2026-01-01T00:00:00.000Z');
+      INSERT INTO password_links (hash, user_id, expires_at) VALUES ('early', 'user_1', 1000), ('late', 'user_1', 2000);
+      INSERT INTO password_links (hash, user_id, expires_at, used_at) VALUES ('used', 'user_1', 500, '2026-01-01T00:00:00.000Z');`);
+    raw.close();
+    const s = openSqliteStores({ path });
+    try {
+      assert.equal(await s.users.passwordLinkValid('early', 0), false, 'the earlier outstanding link is gone');
+      assert.equal(await s.users.passwordLinkValid('late', 0), true);
+      await s.users.createPasswordLink({ hash: 'newest', userId: 'user_1', expiresAt: 3000 });
+      assert.equal(await s.users.passwordLinkValid('late', 0), false);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('migrating a v6 database makes emails unique within a team, keeping users and what refers to them', async () => {
+    const path = freshPath();
+    const raw = new DatabaseSync(path);
+    raw.exec('PRAGMA foreign_keys = ON');
+    for (const migration of MIGRATIONS.slice(0, 6)) raw.exec(migration);
+    raw.exec(`PRAGMA user_version = 6;
+      INSERT INTO teams (id, name, credits, rate_limit, created_at) VALUES ('team_1', 'a', 0, 1, '2026-01-01T00:00:00.000Z'), ('team_2', 'b', 0, 1, '2026-01-01T00:00:00.000Z');
+      INSERT INTO users (id, team_id, email, role, password_hash, created_at) VALUES ('user_1', 'team_1', 'a@example.com', 'owner', 'scrypt$x', '2026-01-01T00:00:00.000Z');
+      INSERT INTO password_links (hash, user_id, expires_at) VALUES ('link', 'user_1', 4102444800000);
+      INSERT INTO sessions (hash, user_id, csrf, created_at, expires_at) VALUES ('session', 'user_1', 'c', '2026-01-01T00:00:00.000Z', 4102444800000);
+      INSERT INTO api_keys (id, team_id, name, hash, prefix, last4, created_at, created_by) VALUES ('key_1', 'team_1', 'k', 'h', 'p', 'l4', '2026-01-01T00:00:00.000Z', 'user_1');`);
+    raw.close();
+    const s = openSqliteStores({ path });
+    try {
+      assert.equal((await s.users.getUser('user_1'))?.hasPassword, true);
+      assert.equal(await s.users.passwordLinkValid('link', 0), true);
+      assert.equal((await s.users.findSession('session', 0))?.user.id, 'user_1');
+      const other = await s.users.createUser({ teamId: 'team_2', email: 'a@example.com', role: 'member' });
+      assert.deepEqual((await s.users.findUsersByEmail('a@example.com')).map((found) => found.user.id), ['user_1', other.id]);
+      await assert.rejects(s.users.createUser({ teamId: 'team_1', email: 'A@example.com', role: 'member' }), RangeError);
+    } finally {
+      await s.close();
+    }
+    const check = new DatabaseSync(path);
+    try {
+      assert.deepEqual(check.prepare('PRAGMA foreign_key_check').all(), []);
+      check.exec('PRAGMA foreign_keys = ON');
+      assert.throws(() => check.exec("INSERT INTO sessions (hash, user_id, csrf, created_at, expires_at) VALUES ('s2', 'user_nope', 'c', 'x', 1)"), /FOREIGN KEY/);
+    } finally {
+      check.close();
+    }
   });
 
   test('data survives reopening', async () => {
@@ -394,6 +449,31 @@ describe('InProcessRateLimiter memory', () => {
     assert.equal(limiter.size, 1_000);
     await limiter.hit('x', 3, 60_000, t0 + 60_010);
     assert.equal(limiter.size, 1, 'keys whose requests all left the window are gone; the new one stays');
+  });
+
+  test('bounded in keys and in bytes, whatever the clients send: the least recently used key is forgotten first', async () => {
+    const t0 = 1_700_000_000_000;
+    // Failed authentications from 1,000 addresses, while a team keeps making requests.
+    const limiter = new InProcessRateLimiter({ maxKeys: 100 });
+    const team = async (at: number) => (await limiter.hit('team_1', 1_000, 60_000, at)).remaining;
+    let used = 0;
+    for (let k = 0; k < 1_000; k++) {
+      await limiter.hit(`authfail:10.0.${k >> 8}.${k & 255}`, 30, 60_000, t0 + k);
+      if (k % 10 === 0) assert.equal(await team(t0 + k), 1_000 - ++used);
+      assert.ok(limiter.size <= 100, `${limiter.size} keys`);
+    }
+    assert.equal(await team(t0 + 1_000), 1_000 - ++used, 'the team, in use all along, kept its count');
+    // Long keys (sign-in attempts under made-up emails) are bounded by their bytes.
+    const bytes = 256 * 1024;
+    const small = new InProcessRateLimiter({ maxBytes: bytes });
+    for (let k = 0; k < 2_000; k++) await small.hit(`signin:user:${String(k).padStart(250, 'x')}@example.com`, 10, 900_000, t0);
+    assert.ok(small.bytes <= bytes, `${small.bytes} bytes`);
+    assert.ok(small.size > 100 && small.size < 2_000, `${small.size} keys`);
+    // And by default.
+    const unbounded = new InProcessRateLimiter();
+    for (let k = 0; k < 60_000; k++) await unbounded.hit(`authfail:${k}`, 30, 60_000, t0);
+    assert.ok(unbounded.size <= 50_000, `${unbounded.size} keys by default`);
+    assert.ok(unbounded.bytes <= 16 * 1024 * 1024, `${unbounded.bytes} bytes by default`);
   });
 
   test('rejects nonsensical limits', async () => {

@@ -1,18 +1,16 @@
 // Admission to API routes, the first thing their requests pass: the caller (team and key) from
 // a valid key, or 401, with failing attempts limited per address; then the team's rolling rate
 // limit, with the x-ratelimit-* headers on every answer that passed it, or 429.
-import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { lookupGate } from '../../store/gate.ts';
+import { lookupGate, teamWindow } from '../../store/gate.ts';
 import type { Admission, Gate, Stores, Team } from '../../store/types.ts';
 import { addressKey } from '../connections.ts';
 import { ApiError } from '../errors.ts';
 import { hashKey, isTestKey, looksLikeKey, sameHash } from '../keys.ts';
 import { everyWhileOpen } from './maintenance.ts';
 import { RATE_WINDOW_MS, rateHeaders, rateLimited } from './rate-limit.ts';
-
-/** The header of a request the service makes in-process for one of its keys (the dashboard's try-it panel). */
-export const INTERNAL_CALLER = 'x-internal-caller';
 
 /** Failed authentications allowed per client address per window; further failing ones get 429. */
 export const AUTH_FAILURES_PER_WINDOW = 30;
@@ -63,43 +61,109 @@ function presentedKey(request: FastifyRequest): { key: string | null; conflict: 
   return { key: fromHeader ?? fromBearer, conflict: false };
 }
 
-/**
- * The admission of a request with a valid key, counted against its team's rate limit. Only
- * failing attempts are limited per client address (`request.ip`, which is the forwarded address
- * behind a trusted proxy): a valid key is never refused by that limit, so that one client's bad
- * key cannot lock out the others behind the same NAT, proxy or load balancer. A valid key costs
- * what the gate costs (a key lookup and a limiter call, or one Redis call on a cluster).
- */
-async function admit(request: FastifyRequest, stores: Stores, gate: Gate, keyUse: KeyUseRecorder, now: number, internal: string | undefined): Promise<Admission> {
-  const { key, conflict } = presentedKey(request);
-  let admitted: Admission | null = null;
-  let hash = '';
-  const asKey = request.headers[INTERNAL_CALLER];
-  if (internal !== undefined && typeof asKey === 'string' && key === null) {
-    // The dashboard's try-it panel, in-process: `<secret>.<key id>` (the secret never leaves the process).
-    const dot = asKey.indexOf('.');
-    if (dot > 0 && sameHash(asKey.slice(0, dot), internal)) hash = (await stores.accounts.activeKeyHash(asKey.slice(dot + 1))) ?? '';
-    if (hash !== '') admitted = await gate.admit(hash, RATE_WINDOW_MS, now);
-  } else if (!conflict && key !== null && looksLikeKey(key)) {
-    hash = hashKey(key);
-    admitted = await gate.admit(hash, RATE_WINDOW_MS, now);
-  }
-  if (admitted !== null && sameHash(admitted.hash, hash)) {
-    keyUse.touch(admitted.key.id, new Date(now).toISOString());
-    return admitted;
-  }
-  return refuse(request, stores, now, key, conflict);
-}
+/** The header of a request the service makes in-process for one of its keys, counted as any (the dashboard's try-it panel). */
+const INTERNAL_CALLER = 'x-internal-caller';
+/** The header of an in-process request made under an admission already counted (an MCP tool call). */
+const HANDED_ADMISSION = 'x-internal-admission';
 
 /**
- * Checks the key a request presents without admitting the request (nothing counted against the
- * team), for a route whose calls each go through the API afterwards (MCP): the key, or the
- * API's own refusal, 401 or 429 past the address's failed attempts.
+ * The door of API requests: the admission of a request with a valid key, counted against its
+ * team's rate limit. Only failing attempts are limited per client address (`request.ip`, which
+ * is the forwarded address behind a trusted proxy): a valid key is never refused by that limit,
+ * so that one client's bad key cannot lock out the others behind the same NAT, proxy or load
+ * balancer. A valid key costs what the gate costs (a key lookup and a limiter call, or one Redis
+ * call on a cluster).
+ *
+ * In-process requests carry a secret that never leaves the process: the dashboard's as one of
+ * the team's keys (counted), an MCP tool call's under the admission of the POST that asked for
+ * it (counted already, so not again).
  */
-export async function checkPresentedKey(request: FastifyRequest, stores: Stores, now: number): Promise<string> {
-  const { key, conflict } = presentedKey(request);
-  if (!conflict && key !== null && looksLikeKey(key) && (await stores.accounts.findActiveKey(hashKey(key))) !== null) return key;
-  return refuse(request, stores, now, key, conflict);
+export class Door {
+  readonly keyUse: KeyUseRecorder;
+  readonly #stores: Stores;
+  readonly #gate: Gate;
+  readonly #testMode: boolean;
+  readonly #secret = randomBytes(32).toString('hex');
+  /** The admissions handed to in-process requests, while those run. */
+  readonly #handed = new Map<string, Admission>();
+  #handedSeq = 0;
+
+  /** `testMode`: whether test-mode keys are served (else they get 403). */
+  constructor(stores: Stores, testMode = false) {
+    this.#stores = stores;
+    this.#gate = stores.gate ?? lookupGate(stores);
+    this.#testMode = testMode;
+    this.keyUse = new KeyUseRecorder(stores);
+  }
+
+  /** The headers of an in-process request made as the key `keyId`, counted as any request. */
+  asKey(keyId: string): Record<string, string> {
+    return { [INTERNAL_CALLER]: `${this.#secret}.${keyId}` };
+  }
+
+  /** Runs `call` with the headers of in-process requests admitted as `admission` again, without counting them. */
+  async handing<T>(admission: Admission, call: (headers: Record<string, string>) => Promise<T>): Promise<T> {
+    const id = String(++this.#handedSeq);
+    this.#handed.set(id, admission);
+    try {
+      return await call({ [HANDED_ADMISSION]: `${this.#secret}.${id}` });
+    } finally {
+      this.#handed.delete(id);
+    }
+  }
+
+  /**
+   * The admission of the request, counted against its team's rolling limit (`count` times: the
+   * messages of an MCP batch); throws the API's 401 (or 429 past the address's failures). Not
+   * yet enforced: see `enforce`.
+   */
+  async admit(request: FastifyRequest, now: number, count = 1): Promise<Admission> {
+    let admission = await this.#admission(request, now);
+    for (let more = count - 1; more > 0 && admission.decision.allowed; more--) {
+      admission = { ...admission, decision: await this.#stores.limiter.hit(teamWindow(admission), admission.team.rateLimit, RATE_WINDOW_MS, now) };
+    }
+    return admission;
+  }
+
+  /** Sets the x-ratelimit-* headers of an admission; throws 403 (a test key, test mode off) or 429. */
+  enforce(request: FastifyRequest, reply: FastifyReply, { team, key, decision }: Admission): void {
+    request.state.team = team.id;
+    rateHeaders(reply, decision);
+    if (isTestKey(key) && !this.#testMode) {
+      throw new ApiError('FORBIDDEN', 'Test mode is off on this service: test keys (psk_test_) are refused. Use a live key, or ask the operator to start the service with TEST_MODE=on.');
+    }
+    if (!decision.allowed) throw rateLimited(decision, `Rate limit of ${decision.limit} requests per 60 seconds exceeded.`);
+  }
+
+  async #admission(request: FastifyRequest, now: number): Promise<Admission> {
+    const { key, conflict } = presentedKey(request);
+    let admitted: Admission | null = null;
+    let hash = '';
+    const handed = key === null ? this.#internal(request.headers[HANDED_ADMISSION]) : null;
+    const asKey = key === null ? this.#internal(request.headers[INTERNAL_CALLER]) : null;
+    if (handed !== null) {
+      const admission = this.#handed.get(handed);
+      if (admission) return admission;
+    } else if (asKey !== null) {
+      hash = (await this.#stores.accounts.activeKeyHash(asKey)) ?? '';
+      if (hash !== '') admitted = await this.#gate.admit(hash, RATE_WINDOW_MS, now);
+    } else if (!conflict && key !== null && looksLikeKey(key)) {
+      hash = hashKey(key);
+      admitted = await this.#gate.admit(hash, RATE_WINDOW_MS, now);
+    }
+    if (admitted !== null && sameHash(admitted.hash, hash)) {
+      this.keyUse.touch(admitted.key.id, new Date(now).toISOString());
+      return admitted;
+    }
+    return refuse(request, this.#stores, now, key, conflict);
+  }
+
+  /** What follows the secret in an in-process header (`<secret>.<what>`), or null. */
+  #internal(header: string | string[] | undefined): string | null {
+    if (typeof header !== 'string') return null;
+    const dot = header.indexOf('.');
+    return dot > 0 && sameHash(header.slice(0, dot), this.#secret) ? header.slice(dot + 1) : null;
+  }
 }
 
 /** Refuses a request without a valid key: 401, or 429 once its address has failed too often. */
@@ -125,32 +189,21 @@ declare module 'fastify' {
 }
 
 export interface AuthOptions {
-  stores: Stores;
+  door: Door;
   now: () => number;
   /** How often key last-use times are written. */
   keyUseFlushMs: number;
-  /** The secret of in-process requests made for a key (INTERNAL_CALLER); none: such requests are refused. */
-  internalSecret?: string;
-  /** TEST_MODE: whether test-mode keys are served (else they get 403). */
-  testMode?: boolean;
 }
 
-const auth: FastifyPluginCallback<AuthOptions> = (app, { stores, now, keyUseFlushMs, internalSecret, testMode = false }, done) => {
-  const keyUse = new KeyUseRecorder(stores);
-  everyWhileOpen(app, keyUseFlushMs, () => keyUse.flush(), 'key use flush');
-  app.addHook('onClose', () => keyUse.flush());
-  const gate = stores.gate ?? lookupGate(stores);
+const auth: FastifyPluginCallback<AuthOptions> = (app, { door, now, keyUseFlushMs }, done) => {
+  everyWhileOpen(app, keyUseFlushMs, () => door.keyUse.flush(), 'key use flush');
+  app.addHook('onClose', () => door.keyUse.flush());
   app.decorateRequest('caller', null as unknown as Caller);
   app.addHook('onRequest', async (request, reply) => {
-    const { team, key, decision } = await admit(request, stores, gate, keyUse, now(), internalSecret);
-    const test = isTestKey(key);
-    request.caller = { team, keyId: key.id, keyName: key.name, test };
-    request.state.team = team.id;
-    rateHeaders(reply, decision);
-    if (test && !testMode) {
-      throw new ApiError('FORBIDDEN', 'Test mode is off on this service: test keys (psk_test_) are refused. Use a live key, or ask the operator to start the service with TEST_MODE=on.');
-    }
-    if (!decision.allowed) throw rateLimited(decision, `Rate limit of ${decision.limit} requests per 60 seconds exceeded.`);
+    const admission = await door.admit(request, now());
+    const { team, key } = admission;
+    request.caller = { team, keyId: key.id, keyName: key.name, test: isTestKey(key) };
+    door.enforce(request, reply, admission);
   });
   done();
 };

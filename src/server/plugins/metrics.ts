@@ -1,6 +1,8 @@
 // What each request leaves behind: one log line and its Prometheus counts, from the state the
-// routes fill in (endpoint, team, credits, cache). Serves /metrics, behind a token when set.
-import type { FastifyPluginCallback } from 'fastify';
+// routes fill in (endpoint, team, credits, cache). Serves /metrics on the app behind a bearer
+// token (METRICS_TOKEN), or open only when asked (the in-process tests); the service started
+// from its configuration serves it open on a loopback listener of its own (metricsListener).
+import Fastify, { type FastifyPluginCallback, type FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../errors.ts';
 import { hashKey, sameHash } from '../keys.ts';
@@ -29,7 +31,14 @@ declare module 'fastify' {
   }
 }
 
-const metrics: FastifyPluginCallback<{ metricsToken?: string | undefined }> = (app, options, done) => {
+export interface MetricsOptions {
+  /** `/metrics` requires it as a bearer token. */
+  metricsToken?: string | undefined;
+  /** Without a token: `/metrics` is served open (true) or not at all (false, the default). */
+  openMetrics?: boolean | undefined;
+}
+
+const metrics: FastifyPluginCallback<MetricsOptions> = (app, options, done) => {
   app.decorate('metrics', new Metrics());
   app.decorateRequest('state', null as unknown as RequestState);
 
@@ -59,16 +68,32 @@ const metrics: FastifyPluginCallback<{ metricsToken?: string | undefined }> = (a
   });
 
   const tokenHash = options.metricsToken ? hashKey(options.metricsToken) : null;
-  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
-    if (tokenHash) {
-      const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-      if (!match?.[1] || !sameHash(hashKey(match[1]), tokenHash)) {
-        throw new ApiError('UNAUTHORIZED', 'The metrics token is missing or wrong.');
+  if (tokenHash || options.openMetrics) {
+    app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+      if (tokenHash) {
+        const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+        if (!match?.[1] || !sameHash(hashKey(match[1]), tokenHash)) {
+          throw new ApiError('UNAUTHORIZED', 'The metrics token is missing or wrong.');
+        }
       }
-    }
-    return reply.header('content-type', app.metrics.registry.contentType).send(await app.metrics.registry.metrics());
-  });
+      return exposition(app.metrics, reply);
+    });
+  }
   done();
 };
 
+const exposition = async (of: Metrics, reply: FastifyReply) => reply.header('content-type', of.registry.contentType).send(await of.registry.metrics());
+
 export const metricsPlugin = fp(metrics, { name: 'metrics' });
+
+/**
+ * `/metrics`, open, on a listener of its own bound to 127.0.0.1: for a Prometheus on the same
+ * machine (or a sidecar) when the service's own listener is reachable from elsewhere. It
+ * serves nothing else.
+ */
+export async function metricsListener(of: Metrics, port: number): Promise<{ address: string; close: () => Promise<void> }> {
+  const server = Fastify({ logger: false, exposeHeadRoutes: false });
+  server.get('/metrics', (_request, reply) => exposition(of, reply));
+  const address = await server.listen({ host: '127.0.0.1', port });
+  return { address, close: () => server.close() };
+}

@@ -18,7 +18,7 @@ import { codeSamples, methodName } from '../../docs/samples.ts';
 import type { ApiEndpoint, EndpointDeclaration } from '../../endpoints/types.ts';
 import { DateTime, Obj } from '../../endpoints/schemas/common.ts';
 import { JSON_TYPE, UPSTREAM_BLOCKED_MESSAGE } from '../errors.ts';
-import { fullQuerySchema } from '../query.ts';
+import { fullQuerySchema, unknownName } from '../query.ts';
 
 export const Meta = Obj({
   requestId: Type.String({ description: 'Request identifier, prefix `req_`; also the `x-request-id` header.' }),
@@ -55,6 +55,16 @@ const errorResponse = (description: string, code: string, message: string, extra
   headers: { ...rateHeaders, ...extraHeaders },
   content: { 'application/json': { schema: ErrorEnvelope, example: errorExample(code, message, details) } },
 });
+
+/** The 422 of a query, with `details` as an example. */
+const invalidQuery = (details: { path: string; message: string }[]) =>
+  errorResponse(
+    'Invalid query parameters; every problem is listed in `details`. A parameter the endpoint does not declare is one (never ignored): its detail names the closest declared name.',
+    'VALIDATION_ERROR',
+    'The query parameters are invalid; see details.',
+    {},
+    details,
+  );
 
 const retryAfter = { 'retry-after': { type: 'integer', description: 'Seconds to wait before retrying.' } };
 
@@ -97,11 +107,11 @@ export function accountRouteSchema(endpoint: ApiEndpoint): Record<string, unknow
     500: internal(),
     503: errorResponse('A store the service depends on is unreachable. Retry after `Retry-After`.', 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', retryAfter),
   };
-  if (Object.keys(endpoint.query.properties).length > 0) {
-    responses[422] = errorResponse('Invalid query parameters; every problem is listed in `details`.', 'VALIDATION_ERROR', 'The query parameters are invalid; see details.', {}, [
-      { path: Object.keys(endpoint.query.properties)[0] as string, message: 'Has an invalid format' },
-    ]);
-  }
+  const [first] = Object.keys(endpoint.query.properties);
+  responses[422] = invalidQuery([
+    ...(first === undefined ? [] : [{ path: first, message: 'Has an invalid format' }]),
+    unknownName(first === undefined ? 'verbose' : `${first}_`, Object.keys(endpoint.query.properties)),
+  ]);
   if (endpoint.paging) {
     responses[400] = errorResponse(`The \`${endpoint.paging.param}\` is malformed, forged, or was issued for other filters.`, 'BAD_REQUEST', `The ${endpoint.paging.param} is malformed or was not issued by this service.`);
   }
@@ -123,8 +133,9 @@ export function routeSchema(endpoint: EndpointDeclaration): Record<string, unkno
     403: forbidden(),
     404: errorResponse('The content does not exist, was deleted, is private, or has no public content.', 'NOT_FOUND', 'The content does not exist, was deleted, is private, or has no public content.'),
     405: errorResponse('A method other than GET.', 'METHOD_NOT_ALLOWED', 'Method POST is not allowed here; use GET.'),
-    422: errorResponse('Invalid query parameters; every problem is listed in `details`.', 'VALIDATION_ERROR', 'The query parameters are invalid; see details.', {}, [
+    422: invalidQuery([
       { path: Object.keys(endpoint.exampleQuery)[0] ?? 'url', message: 'Required' },
+      unknownName('cache-max-age', Object.keys(fullQuerySchema(endpoint).properties)),
     ]),
     429: rateLimitedResponse(),
     500: internal(),

@@ -10,7 +10,7 @@ import type { CursorSealer } from '../cursors.ts';
 import { JSON_TYPE } from '../errors.ts';
 import { PlainQueryValidator, queryAjv, type ParsedQuery } from '../query.ts';
 import type { EndpointRuntime, ScrapeService } from '../scrape.ts';
-import { authPlugin } from './auth.ts';
+import { authPlugin, type Door } from './auth.ts';
 import { accountRouteSchema, routeSchema } from './openapi.ts';
 
 declare module 'fastify' {
@@ -27,23 +27,21 @@ export interface RoutesOptions {
   stores: Stores;
   now: () => number;
   keyUseFlushMs: number;
-  /** The secret of the service's in-process requests made for a key (auth.ts). */
-  internalSecret?: string;
-  /** Whether test-mode keys are served. */
-  testMode?: boolean;
+  /** Admits every API request (auth.ts). */
+  door: Door;
 }
 
 // Responses are composed by the scrape (data serialised once, before it is stored); the
 // response schemas serve the OpenAPI document only.
 const plainSerializer = () => (payload: unknown) => JSON.stringify(payload);
 
-export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, sealer, stores, now, keyUseFlushMs, internalSecret, testMode }) => {
+export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, sealer, stores, now, keyUseFlushMs, door }) => {
   // Before authentication, so that refused requests are counted under their endpoint too.
   api.addHook('onRequest', (request, _reply, done) => {
     request.state.endpoint = request.routeOptions.config.endpoint ?? null;
     done();
   });
-  await api.register(authPlugin, { stores, now, keyUseFlushMs, internalSecret, testMode });
+  await api.register(authPlugin, { door, now, keyUseFlushMs });
 
   for (const runtime of runtimes) {
     const { endpoint } = runtime;

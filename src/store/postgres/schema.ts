@@ -169,6 +169,30 @@ export const MIGRATIONS: readonly { name: string; sql: string }[] = [
     CREATE INDEX drift_at ON drift (at);
     `,
   },
+  {
+    name: 'one outstanding password link per user',
+    // Issuing a link replaces the user's unused one (users.ts), so that no older link outlives a
+    // newer one or a password set since. Of the links outstanding now, the latest to expire is kept.
+    sql: `
+    DELETE FROM password_links l
+     WHERE used_at IS NULL
+       AND EXISTS (SELECT 1 FROM password_links n
+                    WHERE n.user_id = l.user_id AND n.used_at IS NULL
+                      AND (n.expires_at > l.expires_at OR (n.expires_at = l.expires_at AND n.hash > l.hash)));
+    CREATE UNIQUE INDEX password_links_outstanding ON password_links (user_id) WHERE used_at IS NULL;
+    `,
+  },
+  {
+    name: 'emails unique within a team',
+    // Each team's account under an email is its own, so that adding a user never tells whether
+    // the email has an account elsewhere. (team_id, email) serves the team's lists too.
+    sql: `
+    ALTER TABLE users DROP CONSTRAINT users_email_key;
+    ALTER TABLE users ADD CONSTRAINT users_team_email UNIQUE (team_id, email);
+    DROP INDEX users_team;
+    CREATE INDEX users_email ON users (email);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

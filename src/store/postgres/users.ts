@@ -27,12 +27,12 @@ export function userStore(query: Query): UserStore {
       checkRole(role);
       const { rows } = await query(
         `INSERT INTO users (id, team_id, email, role) SELECT $1, id, $3, $4 FROM teams WHERE id = $2
-         ON CONFLICT (email) DO NOTHING RETURNING ${USER_COLS}`,
+         ON CONFLICT (team_id, email) DO NOTHING RETURNING ${USER_COLS}`,
         [newId('user'), teamId, normal, role],
       );
       if (rows[0]) return toUser(rows[0]);
       const team = (await query('SELECT 1 FROM teams WHERE id = $1', [teamId])).rows[0];
-      throw new RangeError(team ? `a user with the email ${normal} exists already` : `unknown team ${teamId}`);
+      throw new RangeError(team ? `a user with the email ${normal} exists already in team ${teamId}` : `unknown team ${teamId}`);
     },
 
     async getUser(id) {
@@ -40,11 +40,11 @@ export function userStore(query: Query): UserStore {
       return row ? toUser(row) : null;
     },
 
-    async findUserByEmail(email) {
+    async findUsersByEmail(email) {
       const normal = emailOrNull(email);
-      if (normal === null) return null;
-      const row = (await query(`SELECT ${USER_COLS} FROM users WHERE email = $1`, [normal])).rows[0];
-      return row ? { user: toUser(row), passwordHash: (row.password_hash as string | null) ?? null } : null;
+      if (normal === null) return [];
+      const { rows } = await query(`SELECT ${USER_COLS} FROM users WHERE email = $1 ORDER BY created_at, id`, [normal]);
+      return rows.map((row) => ({ user: toUser(row), passwordHash: (row.password_hash as string | null) ?? null }));
     },
 
     async listUsers(teamId) {
@@ -66,7 +66,12 @@ export function userStore(query: Query): UserStore {
     },
 
     async createPasswordLink({ hash, userId, expiresAt }) {
-      await query('INSERT INTO password_links (hash, user_id, expires_at) VALUES ($1, $2, $3)', [hash, userId, Math.trunc(expiresAt)]);
+      // One outstanding link per user (a partial unique index): a new one takes the unused one's place.
+      await query(
+        `INSERT INTO password_links (hash, user_id, expires_at) VALUES ($1, $2, $3)
+         ON CONFLICT (user_id) WHERE used_at IS NULL DO UPDATE SET hash = excluded.hash, expires_at = excluded.expires_at`,
+        [hash, userId, Math.trunc(expiresAt)],
+      );
     },
 
     async usePasswordLink(hash, passwordHash, now) {

@@ -38,6 +38,16 @@ const HIT = `${WINDOW_LUA}
 return countIn(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4])
 `;
 
+// Reads only. KEYS: the window. ARGV: limit, window, now. The count of requests in the window,
+// and the time of the one whose leaving frees a place under the limit (now when one is free).
+const PEEK = `
+local since = '(' .. (tonumber(ARGV[3]) - tonumber(ARGV[2]))
+local used = redis.call('ZCOUNT', KEYS[1], since, '+inf')
+local freeing = ARGV[3]
+if used >= tonumber(ARGV[1]) then freeing = redis.call('ZRANGEBYSCORE', KEYS[1], since, '+inf', 'WITHSCORES', 'LIMIT', used - tonumber(ARGV[1]), 1)[2] end
+return {used, tostring(freeing)}
+`;
+
 /** The decision from what `countIn` answered. */
 export function decisionOf(limit: number, windowMs: number, now: number, [allowed, used, oldest]: [number, number, string]): RateDecision {
   const remaining = Math.max(0, limit - used);
@@ -60,6 +70,7 @@ export const rateKeyPrefix = (prefix: string): string => `${prefix}rate:`;
 
 interface WithHit extends Redis {
   rateLimitHit(key: string, limit: number, windowMs: number, now: number, member: string): Promise<[number, number, string]>;
+  rateLimitPeek(key: string, limit: number, windowMs: number, now: number): Promise<[number, string]>;
 }
 
 export class RedisRateLimiter implements RateLimiter {
@@ -71,6 +82,7 @@ export class RedisRateLimiter implements RateLimiter {
   constructor({ redis, call }: RedisConnection, prefix: string) {
     // EVALSHA, falling back to EVAL when Redis lost its scripts (a restart).
     redis.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: HIT });
+    redis.defineCommand('rateLimitPeek', { numberOfKeys: 1, lua: PEEK });
     this.#redis = redis as WithHit;
     this.#call = call;
     this.#prefix = rateKeyPrefix(prefix);
@@ -81,5 +93,11 @@ export class RedisRateLimiter implements RateLimiter {
     const member = this.#members.next(now);
     const answer = await this.#call(() => this.#redis.rateLimitHit(this.#prefix + key, limit, windowMs, now, member));
     return decisionOf(limit, windowMs, now, answer);
+  }
+
+  async peek(key: string, limit: number, windowMs: number, now: number = Date.now()): Promise<RateDecision> {
+    checkArgs(limit, windowMs, now);
+    const [used, freeing] = await this.#call(() => this.#redis.rateLimitPeek(this.#prefix + key, limit, windowMs, now));
+    return decisionOf(limit, windowMs, now, [used < limit ? 1 : 0, used, freeing]);
   }
 }

@@ -1,7 +1,7 @@
 // The embedded store's schema: one migration per version, applied in order under the write lock
 // (connection.ts). A new version appends a migration; a released one is never edited.
 
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 7;
 
 export const MIGRATIONS: readonly string[] = [
   // v1
@@ -140,5 +140,41 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX drift_endpoint_at ON drift (platform, endpoint, at);
   CREATE INDEX drift_at ON drift (at);
+  `,
+  // v6: a user has one outstanding (unused) set-password link at most: issuing one replaces the
+  // earlier one (users.ts), so that no older link outlives a newer one or a password set since.
+  // Of the links outstanding now, the latest to expire is kept.
+  `
+  DELETE FROM password_links
+   WHERE used_at IS NULL
+     AND EXISTS (SELECT 1 FROM password_links n
+                  WHERE n.user_id = password_links.user_id AND n.used_at IS NULL
+                    AND (n.expires_at > password_links.expires_at OR (n.expires_at = password_links.expires_at AND n.hash > password_links.hash)));
+  CREATE UNIQUE INDEX password_links_outstanding ON password_links (user_id) WHERE used_at IS NULL;
+  `,
+  // v7: an email is unique within a team, no longer across teams: each team's account under an
+  // email is its own, so that adding a user never tells whether the email has an account
+  // elsewhere. The table is rebuilt (a column's UNIQUE cannot be dropped). Foreign keys stay on:
+  // deferred, and the rows go back into the new table after the old one is dropped, which
+  // settles the sessions, links and keys that refer to them.
+  `
+  PRAGMA defer_foreign_keys = ON;
+  CREATE TEMP TABLE users_v6 AS SELECT id, team_id, email, role, password_hash, created_at, disabled_at FROM users ORDER BY rowid;
+  CREATE TABLE users_v7 (
+    id             TEXT PRIMARY KEY,
+    team_id        TEXT NOT NULL REFERENCES teams (id),
+    email          TEXT NOT NULL,
+    role           TEXT NOT NULL CHECK (role IN ('owner', 'member', 'operator')),
+    password_hash  TEXT,
+    created_at     TEXT NOT NULL,
+    disabled_at    TEXT,
+    UNIQUE (team_id, email)
+  ) STRICT;
+  DROP TABLE users;
+  ALTER TABLE users_v7 RENAME TO users;
+  INSERT INTO users (id, team_id, email, role, password_hash, created_at, disabled_at)
+    SELECT id, team_id, email, role, password_hash, created_at, disabled_at FROM users_v6 ORDER BY rowid;
+  DROP TABLE users_v6;
+  CREATE INDEX users_email ON users (email);
   `,
 ];

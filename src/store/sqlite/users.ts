@@ -8,14 +8,17 @@ const USER_COLS = 'id, team_id, email, role, password_hash, created_at, disabled
 
 const SQL = {
   teamExists: 'SELECT 1 AS one FROM teams WHERE id = ?',
-  emailTaken: 'SELECT 1 AS one FROM users WHERE email = ?',
+  emailTaken: 'SELECT 1 AS one FROM users WHERE team_id = ? AND email = ?',
   insert: 'INSERT INTO users (id, team_id, email, role, created_at) VALUES (?, ?, ?, ?, ?)',
   get: `SELECT ${USER_COLS} FROM users WHERE id = ?`,
-  byEmail: `SELECT ${USER_COLS} FROM users WHERE email = ?`,
-  listAll: `SELECT ${USER_COLS} FROM users ORDER BY created_at, id`,
-  listTeam: `SELECT ${USER_COLS} FROM users WHERE team_id = ? ORDER BY created_at, id`,
+  // Oldest first; rowid orders those made in the same millisecond.
+  byEmail: `SELECT ${USER_COLS} FROM users WHERE email = ? ORDER BY created_at, rowid`,
+  listAll: `SELECT ${USER_COLS} FROM users ORDER BY created_at, rowid`,
+  listTeam: `SELECT ${USER_COLS} FROM users WHERE team_id = ? ORDER BY created_at, rowid`,
   disable: 'UPDATE users SET disabled_at = ? WHERE id = ? AND disabled_at IS NULL',
-  insertLink: 'INSERT INTO password_links (hash, user_id, expires_at) VALUES (?, ?, ?)',
+  // One outstanding link per user (a partial unique index): a new one takes the unused one's place.
+  insertLink: `INSERT INTO password_links (hash, user_id, expires_at) VALUES (?, ?, ?)
+               ON CONFLICT (user_id) WHERE used_at IS NULL DO UPDATE SET hash = excluded.hash, expires_at = excluded.expires_at`,
   validLink: `SELECT l.user_id FROM password_links l JOIN users u ON u.id = l.user_id
                WHERE l.hash = ? AND l.used_at IS NULL AND l.expires_at > ? AND u.disabled_at IS NULL`,
   useLink: 'UPDATE password_links SET used_at = ? WHERE hash = ?',
@@ -52,7 +55,7 @@ export function userStore(c: Connection): UserStore {
       const createdAt = isoNow();
       c.tx(() => {
         if (!st.teamExists.get(teamId)) throw new RangeError(`unknown team ${teamId}`);
-        if (st.emailTaken.get(normal)) throw new RangeError(`a user with the email ${normal} exists already`);
+        if (st.emailTaken.get(teamId, normal)) throw new RangeError(`a user with the email ${normal} exists already in team ${teamId}`);
         st.insert.run(id, teamId, normal, role, createdAt);
       });
       return { id, teamId, email: normal, role, createdAt, disabledAt: null, hasPassword: false };
@@ -63,11 +66,10 @@ export function userStore(c: Connection): UserStore {
       return row ? toUser(row) : null;
     },
 
-    async findUserByEmail(email) {
+    async findUsersByEmail(email) {
       const normal = emailOrNull(email);
-      if (normal === null) return null;
-      const row = c.run(() => st.byEmail.get(normal));
-      return row ? { user: toUser(row), passwordHash: (row.password_hash as string | null) ?? null } : null;
+      if (normal === null) return [];
+      return c.run(() => st.byEmail.all(normal)).map((row) => ({ user: toUser(row), passwordHash: (row.password_hash as string | null) ?? null }));
     },
 
     async listUsers(teamId) {
