@@ -20,7 +20,7 @@ export const EXIT = {
   credits: 4,
   /** The content does not exist, is private or was deleted (404). */
   notFound: 5,
-  /** Rate limited, still after the retries (429). */
+  /** Rate limited, or the same request still being answered, still after the retries (429, 409). */
   rateLimited: 6,
   /** The source platform failed or answered a page the service cannot read (502). */
   upstream: 7,
@@ -33,12 +33,14 @@ export const EXIT = {
 const EXIT_OF: Record<ErrorCode, number> = {
   BAD_REQUEST: EXIT.usage,
   VALIDATION_ERROR: EXIT.usage,
+  IDEMPOTENCY_KEY_REUSED: EXIT.usage,
   METHOD_NOT_ALLOWED: EXIT.usage,
   UNAUTHORIZED: EXIT.auth,
   FORBIDDEN: EXIT.auth,
   INSUFFICIENT_CREDITS: EXIT.credits,
   NOT_FOUND: EXIT.notFound,
   RATE_LIMITED: EXIT.rateLimited,
+  IDEMPOTENCY_IN_PROGRESS: EXIT.rateLimited,
   UPSTREAM_BLOCKED: EXIT.upstream,
   UPSTREAM_UNRECOGNISED: EXIT.upstream,
   REQUEST_TIMEOUT: EXIT.unavailable,

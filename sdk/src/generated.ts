@@ -1667,7 +1667,7 @@ export abstract class EndpointMethods {
 }
 
 /** Every error code of the API. */
-export type ErrorCode = 'BAD_REQUEST' | 'UNAUTHORIZED' | 'INSUFFICIENT_CREDITS' | 'FORBIDDEN' | 'NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'REQUEST_TIMEOUT' | 'VALIDATION_ERROR' | 'RATE_LIMITED' | 'INTERNAL_ERROR' | 'NOT_IMPLEMENTED' | 'UPSTREAM_BLOCKED' | 'UPSTREAM_UNRECOGNISED' | 'SERVICE_UNAVAILABLE';
+export type ErrorCode = 'BAD_REQUEST' | 'UNAUTHORIZED' | 'INSUFFICIENT_CREDITS' | 'FORBIDDEN' | 'NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'REQUEST_TIMEOUT' | 'IDEMPOTENCY_IN_PROGRESS' | 'VALIDATION_ERROR' | 'IDEMPOTENCY_KEY_REUSED' | 'RATE_LIMITED' | 'INTERNAL_ERROR' | 'NOT_IMPLEMENTED' | 'UPSTREAM_BLOCKED' | 'UPSTREAM_UNRECOGNISED' | 'SERVICE_UNAVAILABLE';
 
 /**
  * `BAD_REQUEST` (HTTP 400). The cursor or page token is malformed, expired (they last 24 hours) or was issued for another target or filter: start the listing again from its first page.
@@ -1705,9 +1705,19 @@ export class MethodNotAllowedError extends PageScrapeError {}
 export class RequestTimeoutError extends PageScrapeError {}
 
 /**
+ * `IDEMPOTENCY_IN_PROGRESS` (HTTP 409). A request with the same `Idempotency-Key` is still being answered: wait `Retry-After` (1 s) and send it again with the same key, to get its answer once it is kept. Not charged.
+ */
+export class IdempotencyInProgressError extends PageScrapeError {}
+
+/**
  * `VALIDATION_ERROR` (HTTP 422). Fix the parameters listed in `details` (`path` and `message` for each problem); do not retry unchanged.
  */
 export class ValidationError extends PageScrapeError {}
+
+/**
+ * `IDEMPOTENCY_KEY_REUSED` (HTTP 422). The `Idempotency-Key` was used within the last 24 hours for a different request (another path, other parameters or another body): use a fresh key for each distinct request. Not charged.
+ */
+export class IdempotencyKeyReusedError extends PageScrapeError {}
 
 /**
  * `RATE_LIMITED` (HTTP 429). Too many requests for the team in the last 60 seconds: wait for `Retry-After` seconds, then retry. `X-RateLimit-Remaining` tells how close you are.
@@ -1748,7 +1758,9 @@ export const ERRORS = {
   NOT_FOUND: { status: 404, error: NotFoundError },
   METHOD_NOT_ALLOWED: { status: 405, error: MethodNotAllowedError },
   REQUEST_TIMEOUT: { status: 408, error: RequestTimeoutError },
+  IDEMPOTENCY_IN_PROGRESS: { status: 409, error: IdempotencyInProgressError },
   VALIDATION_ERROR: { status: 422, error: ValidationError },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, error: IdempotencyKeyReusedError },
   RATE_LIMITED: { status: 429, error: RateLimitedError },
   INTERNAL_ERROR: { status: 500, error: InternalError },
   NOT_IMPLEMENTED: { status: 501, error: NotImplementedError },

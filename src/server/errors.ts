@@ -11,7 +11,9 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'REQUEST_TIMEOUT'
+  | 'IDEMPOTENCY_IN_PROGRESS'
   | 'VALIDATION_ERROR'
+  | 'IDEMPOTENCY_KEY_REUSED'
   | 'RATE_LIMITED'
   | 'INTERNAL_ERROR'
   | 'NOT_IMPLEMENTED'
@@ -27,7 +29,9 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   REQUEST_TIMEOUT: 408,
+  IDEMPOTENCY_IN_PROGRESS: 409,
   VALIDATION_ERROR: 422,
+  IDEMPOTENCY_KEY_REUSED: 422,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
   NOT_IMPLEMENTED: 501,
@@ -45,7 +49,9 @@ export const ADVICE_OF: Record<ErrorCode, string> = {
   NOT_FOUND: 'The content does not exist, was deleted, is private or has no public content (or the path is unknown): do not retry.',
   METHOD_NOT_ALLOWED: 'Every endpoint answers GET only.',
   REQUEST_TIMEOUT: 'The request was not received in time: send it again.',
+  IDEMPOTENCY_IN_PROGRESS: 'A request with the same `Idempotency-Key` is still being answered: wait `Retry-After` (1 s) and send it again with the same key, to get its answer once it is kept. Not charged.',
   VALIDATION_ERROR: 'Fix the parameters listed in `details` (`path` and `message` for each problem); do not retry unchanged.',
+  IDEMPOTENCY_KEY_REUSED: 'The `Idempotency-Key` was used within the last 24 hours for a different request (another path, other parameters or another body): use a fresh key for each distinct request. Not charged.',
   RATE_LIMITED: 'Too many requests for the team in the last 60 seconds: wait for `Retry-After` seconds, then retry. `X-RateLimit-Remaining` tells how close you are.',
   INTERNAL_ERROR: 'An unexpected fault on the service, logged with the request id: retry later, and report the `requestId` if it persists. Not charged.',
   NOT_IMPLEMENTED: 'The endpoint is not available yet.',

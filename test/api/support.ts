@@ -180,6 +180,7 @@ export function failingStores(failing: Set<string>): (stores: Stores) => Stores 
     accounts: wrap('accounts', stores.accounts),
     users: wrap('users', stores.users),
     drift: wrap('drift', stores.drift),
+    idempotency: wrap('idempotency', stores.idempotency),
     ledger: wrap('ledger', stores.ledger),
     cache: wrap('cache', stores.cache),
     requests: wrap('requests', stores.requests),
@@ -203,6 +204,15 @@ export function expectNotReady(response: Response, backends: Record<string, 'up'
   assert.deepEqual(Object.keys(body.error), ['code', 'message', 'requestId']);
   assert.equal(body.error.code, 'SERVICE_UNAVAILABLE');
   assert.equal(body.error.requestId, response.headers['x-request-id']);
+}
+
+/** A promise the test releases when it chooses. */
+export function gate(): { opened: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { opened, release };
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

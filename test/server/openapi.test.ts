@@ -29,14 +29,15 @@ const ERROR_CODE_OF: Record<string, string[]> = {
   403: ['FORBIDDEN'],
   404: ['NOT_FOUND'],
   405: ['METHOD_NOT_ALLOWED'],
-  422: ['VALIDATION_ERROR'],
+  409: ['IDEMPOTENCY_IN_PROGRESS'],
+  422: ['VALIDATION_ERROR', 'IDEMPOTENCY_KEY_REUSED'],
   429: ['RATE_LIMITED'],
   500: ['INTERNAL_ERROR'],
   501: ['NOT_IMPLEMENTED'],
   502: ['UPSTREAM_BLOCKED', 'UPSTREAM_UNRECOGNISED'],
   503: ['SERVICE_UNAVAILABLE'],
 };
-const ALWAYS = ['401', '402', '403', '404', '405', '422', '429', '500', '501', '502', '503'];
+const ALWAYS = ['401', '402', '403', '404', '405', '409', '422', '429', '500', '501', '502', '503'];
 
 const newAjv = () => {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -153,7 +154,7 @@ describe('GET /openapi.json', () => {
       const operation = () => paths[endpoint.path]?.get as Json;
 
       test('lists every declared query parameter plus cache_max_age and stale_if_error, with the declared schema and required flag', () => {
-        const parameters = operation().parameters as Json[];
+        const parameters = (operation().parameters as Json[]).filter((parameter) => parameter.in !== 'header');
         const declared = endpoint.query.properties as Record<string, Json>;
         const required = new Set(endpoint.query.required ?? []);
         assert.deepEqual(parameters.map((parameter) => parameter.name).sort(), [...Object.keys(declared), 'cache_max_age', 'stale_if_error'].sort());
@@ -170,6 +171,17 @@ describe('GET /openapi.json', () => {
           assert.equal(parameter.description, description, `${name} description`);
         }
         if (endpoint.paging) assert.ok(parameters.some((parameter) => parameter.name === endpoint.paging?.param), 'token parameter');
+      });
+
+      test('takes an optional Idempotency-Key header, and documents the replay header of the 200', () => {
+        const headers = (operation().parameters as Json[]).filter((parameter) => parameter.in === 'header');
+        assert.deepEqual(headers.map((parameter) => [parameter.name, parameter.required]), [['idempotency-key', false]]);
+        const schema = headers[0]?.schema as Json;
+        assert.deepEqual([schema.type, schema.minLength, schema.maxLength], ['string', 1, 255]);
+        assert.match(String(headers[0]?.description), /24 hours/);
+        const ok = (operation().responses as Record<string, Json>)['200'] as Json;
+        assert.ok((ok.headers as Json)['idempotent-replayed']);
+        assert.ok(((operation().responses as Record<string, Json>)['409']?.headers as Json)['retry-after']);
       });
 
       test("the 200 schema's data is the declaration's data schema, nullable fields as anyOf with type null", () => {

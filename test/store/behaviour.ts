@@ -744,6 +744,107 @@ export function storeBehaviour(name: string, open: OpenStores): void {
       });
     });
 
+    describe('idempotency keys', () => {
+      const T0 = 1_700_000_000_000;
+      const LOCK = 75_000;
+      const DAY = 24 * 60 * MINUTE;
+      const scopeOf = (teamId = uid('team'), test = false, key = uid('idem')) => ({ teamId, test, key });
+      // Bytes that are not UTF-8 text, so that any decoding on the way would show.
+      const answerOf = (size = 64, location: string | null = null) => ({
+        status: 200,
+        body: Buffer.from(Array.from({ length: size }, (_, i) => (i * 37 + 255) % 256)),
+        location,
+      });
+
+      it('claims a free key once; the same request meanwhile finds it running, another request finds it reused', async (s) => {
+        const scope = scopeOf();
+        assert.deepEqual(await s.idempotency.claim(scope, 'fp-a', 'req_1', T0 + LOCK, T0), { outcome: 'claimed' });
+        assert.deepEqual(await s.idempotency.claim(scope, 'fp-a', 'req_2', T0 + 1 + LOCK, T0 + 1), { outcome: 'running' });
+        assert.deepEqual(await s.idempotency.claim(scope, 'fp-b', 'req_3', T0 + 2 + LOCK, T0 + 2), { outcome: 'reused' });
+        // The same key in another team, or for the other mode of keys, is another key.
+        assert.deepEqual(await s.idempotency.claim({ ...scope, teamId: uid('team') }, 'fp-b', 'req_4', T0 + LOCK, T0), { outcome: 'claimed' });
+        assert.deepEqual(await s.idempotency.claim({ ...scope, test: true }, 'fp-b', 'req_5', T0 + LOCK, T0), { outcome: 'claimed' });
+      });
+
+      it('keeps the answer of its claim and gives it back byte for byte to the same request until it expires', async (s) => {
+        const scope = scopeOf();
+        await s.idempotency.claim(scope, 'fp', 'req_1', T0 + LOCK, T0);
+        assert.equal(await s.idempotency.keep(scope, 'req_other', answerOf(), T0 + DAY), false, 'only the owner keeps');
+        const answer = answerOf(300_000, '/v1/jobs/job_1');
+        assert.equal(await s.idempotency.keep(scope, 'req_1', answer, T0 + 10 + DAY), true);
+        assert.equal(await s.idempotency.keep(scope, 'req_1', answerOf(), T0 + DAY), false, 'kept once');
+        const replay = await s.idempotency.claim(scope, 'fp', 'req_2', T0 + 100 + LOCK, T0 + 100);
+        assert.equal(replay.outcome, 'kept');
+        assert.ok(replay.outcome === 'kept');
+        assert.equal(replay.answer.status, 200);
+        assert.equal(replay.answer.location, '/v1/jobs/job_1');
+        assert.ok(Buffer.isBuffer(replay.answer.body));
+        assert.ok(replay.answer.body.equals(answer.body), 'the same bytes');
+        assert.deepEqual(await s.idempotency.claim(scope, 'fp-other', 'req_3', T0 + LOCK, T0 + 200), { outcome: 'reused' });
+        // Lock deadlines are beside the point once kept: it holds until it expires.
+        assert.equal((await s.idempotency.claim(scope, 'fp', 'req_4', T0 + DAY + LOCK, T0 + 10 + DAY)).outcome, 'kept');
+        assert.deepEqual(await s.idempotency.claim(scope, 'fp-other', 'req_5', T0 + 11 + DAY + LOCK, T0 + 11 + DAY), { outcome: 'claimed' }, 'expired: free');
+      });
+
+      it('a released key is free at once, for any request; only its owner releases it', async (s) => {
+        const scope = scopeOf();
+        await s.idempotency.claim(scope, 'fp', 'req_1', T0 + LOCK, T0);
+        await s.idempotency.release(scope, 'req_other');
+        assert.equal((await s.idempotency.claim(scope, 'fp', 'req_2', T0 + LOCK, T0)).outcome, 'running');
+        await s.idempotency.release(scope, 'req_1');
+        assert.deepEqual(await s.idempotency.claim(scope, 'fp-b', 'req_3', T0 + LOCK, T0), { outcome: 'claimed' });
+        // A kept answer is not released.
+        assert.equal(await s.idempotency.keep(scope, 'req_3', answerOf(), T0 + DAY), true);
+        await s.idempotency.release(scope, 'req_3');
+        assert.equal((await s.idempotency.claim(scope, 'fp-b', 'req_4', T0 + LOCK, T0)).outcome, 'kept');
+      });
+
+      it('a claim past its lock deadline is taken over; its first owner can then neither keep nor release it', async (s) => {
+        const scope = scopeOf();
+        await s.idempotency.claim(scope, 'fp', 'req_dead', T0 + LOCK, T0);
+        assert.equal((await s.idempotency.claim(scope, 'fp', 'req_2', T0 + LOCK, T0 + LOCK)).outcome, 'running', 'held up to its deadline');
+        assert.deepEqual(await s.idempotency.claim(scope, 'fp-b', 'req_new', T0 + 2 * LOCK, T0 + LOCK + 1), { outcome: 'claimed' });
+        assert.equal(await s.idempotency.keep(scope, 'req_dead', answerOf(), T0 + DAY), false);
+        await s.idempotency.release(scope, 'req_dead');
+        assert.equal((await s.idempotency.claim(scope, 'fp-b', 'req_3', T0 + 2 * LOCK, T0 + LOCK + 2)).outcome, 'running');
+        assert.equal(await s.idempotency.keep(scope, 'req_new', answerOf(), T0 + DAY), true);
+      });
+
+      it('exactly one of 100 concurrent claims of a key wins', async (s) => {
+        const scope = scopeOf();
+        const claims = await Promise.all(Array.from({ length: 100 }, (_, i) => s.idempotency.claim(scope, 'fp', `req_${i}`, T0 + LOCK, T0)));
+        assert.equal(claims.filter((claim) => claim.outcome === 'claimed').length, 1);
+        assert.equal(claims.filter((claim) => claim.outcome === 'running').length, 99);
+        const mixed = scopeOf();
+        const racing = await Promise.all(Array.from({ length: 50 }, (_, i) => s.idempotency.claim(mixed, `fp-${i % 2}`, `req_${i}`, T0 + LOCK, T0)));
+        const winner = racing.findIndex((claim) => claim.outcome === 'claimed');
+        assert.equal(racing.filter((claim) => claim.outcome === 'claimed').length, 1);
+        racing.forEach((claim, i) => {
+          if (i !== winner) assert.equal(claim.outcome, i % 2 === winner % 2 ? 'running' : 'reused', `claim ${i}`);
+        });
+      });
+
+      it('prune deletes the records that no longer hold their key', async (s) => {
+        const team = uid('team');
+        const running = scopeOf(team);
+        const dead = scopeOf(team);
+        const kept = scopeOf(team);
+        const expired = scopeOf(team);
+        await s.idempotency.claim(running, 'fp', 'req_1', T0 + 10 * LOCK, T0);
+        await s.idempotency.claim(dead, 'fp', 'req_2', T0 + LOCK, T0);
+        for (const [scope, expires] of [[kept, T0 + DAY], [expired, T0 + 1_000]] as const) {
+          await s.idempotency.claim(scope, 'fp', 'req_3', T0 + LOCK, T0);
+          await s.idempotency.keep(scope, 'req_3', answerOf(), expires);
+        }
+        assert.equal(await s.idempotency.prune(T0), 0);
+        assert.equal(await s.idempotency.prune(T0 + 2 * LOCK), 2);
+        assert.equal((await s.idempotency.claim(running, 'fp', 'req_4', T0 + 2 * LOCK, T0 + 2 * LOCK)).outcome, 'running');
+        assert.equal((await s.idempotency.claim(kept, 'fp', 'req_5', T0 + 2 * LOCK, T0 + 2 * LOCK)).outcome, 'kept');
+        assert.equal((await s.idempotency.claim(expired, 'fp-b', 'req_6', T0 + 3 * LOCK, T0 + 2 * LOCK)).outcome, 'claimed');
+        assert.equal(await s.idempotency.prune(T0 + 2 * DAY), 3);
+      });
+    });
+
     describe('rate limiter', () => {
       it('admits exactly the limit among 300 concurrent hits', async (s) => {
         const key = uid('rl');

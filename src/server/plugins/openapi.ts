@@ -37,6 +37,20 @@ export const ErrorEnvelope = Obj({
   }),
 });
 
+/** The `Idempotency-Key` request header of every scraping endpoint (validated by the route, src/work/idempotency.ts). */
+const IdempotencyHeader = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[\\x21-\\x7e]+$',
+      description:
+        'Makes the request safe to send again: its 2xx answer is kept for 24 hours and replayed byte for byte (with `Idempotent-Replayed: true`, charged nothing) to the same request sent again with the same key by the team; an answer other than 2xx is not kept, so the same key may be sent again. 1 to 255 visible ASCII characters; use a fresh one (a UUID) per request.',
+      examples: ['5f0c6a3e-8d1b-4f7a-9c2e-1b3d5e7f9a0c'],
+    }),
+  ),
+});
+
 const errorExample = (code: string, message: string, details?: { path: string; message: string }[]) => ({
   error: { code, message, requestId: 'req_3q2VbX9kT0mW7yZ1aC4dE6fG', ...(details ? { details } : {}) },
 });
@@ -68,11 +82,11 @@ function withExamples(schema: TObject, examples: Record<string, string>): TObjec
 const operationId = (endpoint: ApiEndpoint): string => methodName(endpoint.id);
 
 /** The 200 answer of `endpoint`, with its example answer from the sandbox. */
-const successResponse = (endpoint: ApiEndpoint, description: string) => {
+const successResponse = (endpoint: ApiEndpoint, description: string, headers: Record<string, unknown> = rateHeaders) => {
   const example = exampleOf(endpoint.id);
   return {
     description,
-    headers: rateHeaders,
+    headers,
     content: { 'application/json': { schema: Type.Object({ data: endpoint.data, meta: Meta }, { additionalProperties: false }) as TSchema, ...(example === undefined ? {} : { example }) } },
   };
 };
@@ -115,15 +129,28 @@ export function accountRouteSchema(endpoint: ApiEndpoint): Record<string, unknow
 
 export function routeSchema(endpoint: EndpointDeclaration): Record<string, unknown> {
   const responses: Record<string, unknown> = {
-    200: successResponse(endpoint, 'The extracted data. A live scrape costs 1 credit; a cache hit costs none. The example is a real answer from the sandbox, its lists cut to three items.'),
+    200: successResponse(endpoint, 'The extracted data. A live scrape costs 1 credit; a cache hit costs none. The example is a real answer from the sandbox, its lists cut to three items.', {
+      ...rateHeaders,
+      'idempotent-replayed': { type: 'string', enum: ['true'], description: 'Present on the answer kept for an `Idempotency-Key`, replayed byte for byte (its `meta.requestId` is the first request\'s); nothing was charged.' },
+    }),
     401: unauthorized(),
     402: errorResponse('The balance is lower than the 1 credit a live scrape costs.', 'INSUFFICIENT_CREDITS', 'A live scrape costs 1 credit; the balance is 0.'),
     403: forbidden(),
     404: errorResponse('The content does not exist, was deleted, is private, or has no public content.', 'NOT_FOUND', 'The content does not exist, was deleted, is private, or has no public content.'),
     405: errorResponse('A method other than GET.', 'METHOD_NOT_ALLOWED', 'Method POST is not allowed here; use GET.'),
-    422: errorResponse('Invalid query parameters; every problem is listed in `details`.', 'VALIDATION_ERROR', 'The query parameters are invalid; see details.', {}, [
-      { path: Object.keys(endpoint.exampleQuery)[0] ?? 'url', message: 'Required' },
-    ]),
+    409: errorResponse(
+      '`IDEMPOTENCY_IN_PROGRESS`: a request with the same `Idempotency-Key` is still being answered; send it again after `Retry-After` (1 s) with the same key. Not charged.',
+      'IDEMPOTENCY_IN_PROGRESS',
+      'A request with this Idempotency-Key is still being answered; send it again in 1 s with the same key.',
+      retryAfter,
+    ),
+    422: errorResponse(
+      '`VALIDATION_ERROR`: invalid query parameters or `Idempotency-Key`; every problem is listed in `details`. `IDEMPOTENCY_KEY_REUSED`: the `Idempotency-Key` was used for a different request (another path or other parameters) in the last 24 hours.',
+      'VALIDATION_ERROR',
+      'The query parameters are invalid; see details.',
+      {},
+      [{ path: Object.keys(endpoint.exampleQuery)[0] ?? 'url', message: 'Required' }],
+    ),
     429: rateLimitedResponse(),
     500: internal(),
     501: errorResponse('The endpoint is not available yet.', 'NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`),
@@ -152,6 +179,7 @@ export function routeSchema(endpoint: EndpointDeclaration): Record<string, unkno
     description: endpoint.description,
     tags: [endpoint.platform],
     querystring: withExamples(fullQuerySchema(endpoint), endpoint.exampleQuery),
+    headers: IdempotencyHeader,
     response: responses,
   };
 }

@@ -1,7 +1,8 @@
 // The API routes, one per endpoint declaration, in a context of their own: authentication and
 // the rate limit run at onRequest (before anything is read of the query), the declaration's
 // query rules at Fastify's validation stage (every problem reported at once, the canonical
-// query handed to the handler), then the scrape, or the account endpoint's answer.
+// query handed to the handler), then the scrape (under its Idempotency-Key when it has one), or
+// the account endpoint's answer.
 import type { FastifyPluginAsync } from 'fastify';
 import { accountEndpoints } from '../../account/endpoints.ts';
 import type { RawQuery } from '../../endpoints/types.ts';
@@ -9,7 +10,8 @@ import type { Stores } from '../../store/types.ts';
 import type { CursorSealer } from '../cursors.ts';
 import { JSON_TYPE } from '../errors.ts';
 import { PlainQueryValidator, queryAjv, type ParsedQuery } from '../query.ts';
-import type { EndpointRuntime, ScrapeService } from '../scrape.ts';
+import { sendOk, type EndpointRuntime, type ScrapeService } from '../scrape.ts';
+import { IDEMPOTENCY_HEADER, idempotencyKeyOf, scrapeFingerprint, type IdempotentRequests } from '../../work/idempotency.ts';
 import { authPlugin } from './auth.ts';
 import { accountRouteSchema, routeSchema } from './openapi.ts';
 
@@ -23,6 +25,8 @@ declare module 'fastify' {
 export interface RoutesOptions {
   runtimes: Iterable<EndpointRuntime>;
   scraper: ScrapeService;
+  /** Requests that carry an `Idempotency-Key`. */
+  idempotency: IdempotentRequests;
   sealer: CursorSealer;
   stores: Stores;
   now: () => number;
@@ -37,7 +41,7 @@ export interface RoutesOptions {
 // response schemas serve the OpenAPI document only.
 const plainSerializer = () => (payload: unknown) => JSON.stringify(payload);
 
-export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, sealer, stores, now, keyUseFlushMs, internalSecret, testMode }) => {
+export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, idempotency, sealer, stores, now, keyUseFlushMs, internalSecret, testMode }) => {
   // Before authentication, so that refused requests are counted under their endpoint too.
   api.addHook('onRequest', (request, _reply, done) => {
     request.state.endpoint = request.routeOptions.config.endpoint ?? null;
@@ -56,7 +60,20 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
         serializerCompiler: plainSerializer,
       },
       async (request, reply) => {
-        await scraper.handle(runtime, request.caller, request.query, request, reply, request.state.outcome);
+        const { caller, query } = request;
+        const header = request.headers[IDEMPOTENCY_HEADER];
+        const key = header === undefined ? null : idempotencyKeyOf(header);
+        const cursor = scraper.cursorOf(runtime, caller, query);
+        if (key === null) {
+          const body = await scraper.answer(runtime, caller, query, cursor, request, reply, request.state.outcome);
+          if (body !== null) sendOk(reply, body);
+          return reply;
+        }
+        // After validation (the cursor's too), before the cache.
+        await idempotency.answer({ teamId: caller.team.id, test: caller.test, key }, scrapeFingerprint('GET', endpoint.path, query), request, reply, async () => {
+          const body = await scraper.answer(runtime, caller, query, cursor, request, reply, request.state.outcome);
+          return body === null ? null : { status: 200, body, location: null };
+        });
         return reply;
       },
     );

@@ -169,6 +169,27 @@ export const MIGRATIONS: readonly { name: string; sql: string }[] = [
     CREATE INDEX drift_at ON drift (at);
     `,
   },
+  {
+    name: 'idempotency keys',
+    // A claim while its request runs (until its lock deadline), then the 2xx answer kept until
+    // it expires; \`until\` is whichever of the two the state has.
+    sql: `
+    CREATE TABLE idempotency (
+      team_id      text NOT NULL,
+      test         boolean NOT NULL,
+      key          text NOT NULL,
+      fingerprint  text NOT NULL,
+      owner        text NOT NULL,
+      state        text NOT NULL CHECK (state IN ('running', 'kept')),
+      until        bigint NOT NULL,
+      status       integer,
+      location     text,
+      body         bytea,
+      PRIMARY KEY (team_id, test, key)
+    );
+    CREATE INDEX idempotency_until ON idempotency (until);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

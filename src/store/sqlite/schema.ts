@@ -1,7 +1,7 @@
 // The embedded store's schema: one migration per version, applied in order under the write lock
 // (connection.ts). A new version appends a migration; a released one is never edited.
 
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 export const MIGRATIONS: readonly string[] = [
   // v1
@@ -140,5 +140,23 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX drift_endpoint_at ON drift (platform, endpoint, at);
   CREATE INDEX drift_at ON drift (at);
+  `,
+  // v6: Idempotency-Key records: a claim while its request runs (until its lock deadline), then
+  // the 2xx answer kept until it expires; \`until\` is whichever of the two the state has.
+  `
+  CREATE TABLE idempotency (
+    team_id      TEXT NOT NULL,
+    test         INTEGER NOT NULL,
+    key          TEXT NOT NULL,
+    fingerprint  TEXT NOT NULL,
+    owner        TEXT NOT NULL,
+    state        TEXT NOT NULL CHECK (state IN ('running', 'kept')),
+    until        INTEGER NOT NULL,
+    status       INTEGER,
+    location     TEXT,
+    body         BLOB,
+    PRIMARY KEY (team_id, test, key)
+  ) STRICT;
+  CREATE INDEX idempotency_until ON idempotency (until);
   `,
 ];
