@@ -21,6 +21,7 @@ import {
   type SandboxResponse,
   type TextFlavour,
 } from '../common.ts';
+import { personOf } from '../people.ts';
 
 // =======================================================================================
 // The devalue "flattened array" writer
@@ -345,7 +346,8 @@ function shuffled<T>(rng: Rng, items: readonly T[]): T[] {
 export function linkpageAModel(seed: string, username: string): LinkpageAModel {
   const rng = new Rng(seed, `linkpage-a:profile:${username}`);
   const { flavour, large, minimal, adult } = traitsOf(username);
-  const name = rng.name(flavour);
+  const person = personOf(seed, username, flavour);
+  const name = person.name;
   const [first, ...rest] = name.split(' ');
   const userId = rng.int(1_000_000, 99_999_999);
   const created = rng.time('2019-01-01T00:00:00Z', '2023-06-30T00:00:00Z');
@@ -435,7 +437,7 @@ export function linkpageAModel(seed: string, username: string): LinkpageAModel {
       : null;
 
   const features = minimal ? [] : ['tips', 'shop', 'analytics', 'newsletter'].filter(() => rng.bool(0.5));
-  const bio = minimal ? undefined : rng.sentence(rng.int(6, 14), flavour);
+  const bio = minimal ? undefined : person.bio;
   const website = !minimal && rng.bool(0.5) ? `https://${username.replace(/[^a-z0-9]/g, '')}.example` : null;
   const sameAs = minimal ? null : [...social_links.map((s) => s.url), ...(website ? [website] : [])];
 

@@ -18,6 +18,7 @@ import {
   type SandboxResponse,
   type TextFlavour,
 } from '../common.ts';
+import { personOf } from '../people.ts';
 
 type Json = Record<string, unknown>;
 
@@ -120,11 +121,13 @@ function generatedSpec(seed: string, username: string): PageSpec {
 
 /** What a (lower-case) username answers: a page spec, or a special answer. */
 export function accountOf(seed: string, username: string): { special: Special } | { spec: PageSpec } {
-  const base = username.replace(/^(slow|flaky|down|hiccup)[_.]/, '');
   const special = SPECIAL[username] ?? (username.startsWith('ghost') ? 'not_found' : undefined);
   if (special) return { special };
-  return { spec: PAGES[username] ?? PAGES[base] ?? generatedSpec(seed, username) };
+  return { spec: cataloguedSpec(username) ?? generatedSpec(seed, username) };
 }
+
+/** The spec of a page the catalogue documents (its fault prefix aside), if it is one. */
+const cataloguedSpec = (username: string): PageSpec | undefined => PAGES[username] ?? PAGES[username.replace(/^(slow|flaky|down|hiccup)[_.]/, '')];
 
 // ---------------------------------------------------------------------------------------
 // Generated data: the canonical `__NEXT_DATA__` of a page, before any variation
@@ -361,9 +364,11 @@ export function linkpageBNextData(seed: string, username: string): Json | null {
     };
   });
 
-  const name = spec.sparse ? rng.pick(['', null]) : rng.name(spec.flavour);
+  // The owner is the person behind the username, as on every platform; a generated page's seed-chosen flavour is its content's.
+  const person = personOf(seed, username, cataloguedSpec(username) ? spec.flavour : 'plain');
+  const name = spec.sparse ? rng.pick(['', null]) : person.name;
   const pageTitle = spec.sparse ? rng.pick(['', null]) : rng.bool(0.8) ? `${name} ${rng.sentence(1)}` : null;
-  const description = spec.sparse ? null : rng.sentence(rng.int(5, 14), spec.flavour);
+  const description = spec.sparse ? null : person.bio;
   const picture = spec.avatar === 'NONE' ? null : `${CDN}/${username}/avatar/${rng.chars(8, HEX)}-profile.jpg`;
   const customAvatar =
     spec.avatar === 'VIDEO' || spec.avatar === 'ANIMATED'

@@ -19,6 +19,7 @@ import {
   type SandboxResponse,
   type TextFlavour,
 } from '../common.ts';
+import { personOf } from '../people.ts';
 
 const SITE = 'https://www.shopfront.example';
 const MEDIA = 'https://m.media-shopfront.example';
@@ -190,12 +191,13 @@ export function generateStorefront(seed: string, handle: string): GeneratedStore
   const account = accountOf(handle);
   const style = STYLES[account.style] as Style;
   const rng = new Rng(seed, `shopfront:header:${handle}`);
+  const person = personOf(seed, handle, account.flavour);
   const storefrontId = storefrontIdOf(seed, handle);
   const partnerTag = `${handle.replace(/[^a-z0-9]/g, '').slice(0, 16) || 'creator'}-20`;
   const header: Record<string, unknown> = {
     storefrontId,
     handle,
-    displayName: rng.name(account.flavour),
+    displayName: person.name,
     status: account.state === 'inactive' ? 'INACTIVE_STOREFRONT' : 'ACTIVE',
     marketplace: { marketplaceId: 'MKT1US', domain: 'www.shopfront.example', currencyCode: account.currencies[0], locale: 'en_US' },
   };
@@ -229,7 +231,7 @@ export function generateStorefront(seed: string, handle: string): GeneratedStore
     };
   });
   Object.assign(header, {
-    bio: rng.sentence(rng.int(6, 16), account.flavour),
+    bio: person.bio,
     avatar: { url: `${MEDIA}/images/S/creator-profile-image-prod/${handle}-${rng.chars(4)}._SX200_.jpg` },
     partnerTag,
     badges: rng.bool(0.4) ? ['TOP_CREATOR'] : rng.pick([[], ['RISING_STAR']]),

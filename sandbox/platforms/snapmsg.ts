@@ -20,6 +20,7 @@ import {
   type SandboxResponse,
   type TextFlavour,
 } from '../common.ts';
+import { personOf } from '../people.ts';
 
 const WWW = 'https://www.snapmsg.example';
 const CDN = 'https://cf-st.snapmsg-cdn.example';
@@ -287,14 +288,15 @@ function spotlightHighlight(rng: Rng, flavour: TextFlavour): JsonObject {
   return spotlightStoryShape(id, title, rng.time('2023-01-01', '2024-11-01'));
 }
 
-function lens(rng: Rng, flavour: TextFlavour, owner: { username: string; name: string }): JsonObject {
+function lens(seed: string, rng: Rng, flavour: TextFlavour, owner: { username: string; name: string }): JsonObject {
   const id = hexId(rng, 32);
   const byOwner = rng.bool(0.6);
+  const creator = byOwner ? owner.username : rng.bool(0.5) ? handleOf(rng) : undefined;
   return {
     lensId: id,
     lensName: rng.sentence(rng.int(1, 3), flavour),
-    lensCreatorDisplayName: byOwner ? owner.name : rng.name(flavour),
-    lensCreatorUsername: byOwner ? owner.username : rng.bool(0.5) ? handleOf(rng) : undefined,
+    lensCreatorDisplayName: byOwner ? owner.name : creator === undefined ? rng.name(flavour) : personOf(seed, creator).name,
+    lensCreatorUsername: creator,
     lensPreviewImageUrl: `${CDN}/lens/${id.slice(0, 8)}/preview.jpg`,
     lensPreviewVideoUrl: rng.bool(0.5) ? `${CDN}/lens/${id.slice(0, 8)}/preview.mp4` : undefined,
     iconUrl: `${CDN}/lens/${id.slice(0, 8)}/icon.png`,
@@ -305,12 +307,12 @@ function lens(rng: Rng, flavour: TextFlavour, owner: { username: string; name: s
   };
 }
 
-function relatedAccount(rng: Rng, flavour: TextFlavour): JsonObject {
+function relatedAccount(seed: string, rng: Rng): JsonObject {
   const username = handleOf(rng);
   return {
     publicProfileInfo: {
       username,
-      title: rng.name(flavour),
+      title: personOf(seed, username).name,
       badge: rng.bool(0.3) ? 1 : 0,
       subscriberCount: String(rng.int(0, 2_000_000)),
       profilePictureUrl: rng.bool(0.8) ? `${CDN}/aps/bolt/p/${username}/avatar-${hexId(rng, 6)}.jpg` : undefined,
@@ -331,7 +333,9 @@ export function profileModel(seed: string, username: string): ProfileModel {
   const account = profileAccount(username);
   const rng = new Rng(seed, `profile:${username}`);
   const flavour: TextFlavour = account.flavour ?? (PROFILES[username] ? 'plain' : rng.pick(['plain', 'plain', 'emoji', 'rtl', 'cjk', 'mixed'] as const));
-  const name = rng.name(flavour);
+  // The person behind the username, as on every platform; a generated profile's seed-chosen flavour is its content's.
+  const person = personOf(seed, username, account.flavour ?? 'plain');
+  const name = person.name;
   const base = {
     viewerInfo: { country: 'US', locale: 'en-US' },
     pageLinks: {
@@ -378,8 +382,8 @@ export function profileModel(seed: string, username: string): ProfileModel {
     : undefined;
   const curated = Array.from({ length: large ? 30 : rng.int(0, 4) }, () => curatedHighlight(rng, flavour, large ? 12 : 4));
   const spotlight = Array.from({ length: large ? 25 : rng.int(0, 3) }, () => spotlightHighlight(rng, flavour));
-  const lenses = Array.from({ length: large ? 40 : rng.int(0, 4) }, () => lens(rng, flavour, owner));
-  const related = Array.from({ length: large ? 20 : rng.int(0, 3) }, () => relatedAccount(rng, flavour));
+  const lenses = Array.from({ length: large ? 40 : rng.int(0, 4) }, () => lens(seed, rng, flavour, owner));
+  const related = Array.from({ length: large ? 20 : rng.int(0, 3) }, () => relatedAccount(seed, rng));
   const website = rng.bool(0.7) ? `https://${username.replace(/[._]/g, '-')}.example/${rng.pick(['studio', 'shop', 'links'])}` : '';
   const category = rng.pick(CATEGORIES);
   const P: JsonObject = {
@@ -391,7 +395,7 @@ export function profileModel(seed: string, username: string): ProfileModel {
     categoryStringId: rng.bool(0.85) ? `public-profile-category-v3-${category}` : category,
     subcategoryStringId: rng.bool(0.7) ? `public-profile-subcategory-v${rng.int(2, 4)}-${rng.pick(SUBCATEGORIES)}` : '',
     subscriberCount: String(large ? rng.int(1_000_000, 90_000_000) : rng.int(0, 900_000)),
-    bio: rng.sentence(rng.int(3, 12), flavour),
+    bio: person.bio,
     websiteUrl: website,
     profilePictureUrl: `${CDN}/aps/bolt/p/${username}/avatar-${hexId(rng, 6)}.jpg`,
     address: rng.bool(0.6) ? rng.pick(ADDRESSES) : '',
@@ -478,7 +482,7 @@ export function commentModel(seed: string, id: string, index: number): JsonObjec
     author: {
       userId: `u_${hexId(rng, 10)}`,
       username: sparse && index % 3 === 0 ? undefined : username,
-      displayName: !sparse && rng.bool(0.8) ? wrap(rng.name(flavour)) : undefined,
+      displayName: !sparse && rng.bool(0.8) ? wrap(personOf(seed, username).name) : undefined,
       avatarUrl: !sparse && rng.bool(0.7) ? wrap(`${CDN}/aps/bolt/p/${username}/avatar-${hexId(rng, 6)}.jpg`) : undefined,
     },
     likeCount: String(sparse ? 0 : rng.bool(0.3) ? 0 : rng.int(1, 5000)),
@@ -512,7 +516,7 @@ function spotlightStory(seed: string, id: string, withComments: 'enabled' | 'off
         durationMs: String(rng.int(5_000, 60_000)),
         width: 540,
         height: 960,
-        creator: { $case: 'personCreator', personCreator: { username: creator, url: `${WWW}/add/${creator}`, name: rng.name() } },
+        creator: { $case: 'personCreator', personCreator: { username: creator, url: `${WWW}/add/${creator}`, name: personOf(seed, creator).name } },
       },
       engagementStats: { viewCount: views, commentCount: String(total) },
       hashtags: ['#sandbox'],

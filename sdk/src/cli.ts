@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // `pagescrape`: the command line of the SDK. `get <path> --<param> <value> …` prints an answer
-// as JSON; with `--all` it follows the listing to its end and prints its items as NDJSON, with a
-// progress line on standard error when that is a terminal. The exit code tells the error class.
+// as JSON; with `--all` it follows the listing to its end and prints its items as NDJSON. What a
+// call does goes to standard error (each wait before a retry; for a listing, its progress and a
+// summary of what it read and spent), and the exit code tells the error class.
 import { readFileSync } from 'node:fs';
-import { PageScrape, type PagedPath } from './client.ts';
+import { PageScrape, type Listing, type PagedPath } from './client.ts';
 import { PageScrapeError } from './errors.ts';
 import { ENDPOINTS, type ErrorCode } from './generated.ts';
+import type { RetryEvent } from './types.ts';
 
 /** Exit codes, by error class. */
 export const EXIT = {
@@ -26,6 +28,8 @@ export const EXIT = {
   upstream: 7,
   /** The service is unreachable, busy or too slow (503, 408, connection errors, timeouts). */
   unavailable: 8,
+  /** `--max-credits` stopped the listing before its end (the items read are printed). */
+  maxCredits: 9,
   /** Interrupted (Ctrl-C). */
   interrupted: 130,
 } as const;
@@ -52,32 +56,46 @@ const EXIT_OF: Record<ErrorCode, number> = {
 const exitOf = (error: PageScrapeError): number =>
   error.code === 'CONNECTION_ERROR' || error.code === 'TIMEOUT' ? EXIT.unavailable : (EXIT_OF[error.code as ErrorCode] ?? EXIT.fault);
 
+/** On a stream that is not a terminal, the least time between two progress lines. */
+const PROGRESS_EVERY_MS = 5_000;
+
 const HELP = `Usage:
-  pagescrape get <path>[?<query>] [--<param> <value> …] [--all] [--max-pages <n>]
+  pagescrape get <path>[?<query>] [--<param> <value> …] [--all [--max-pages <n>] [--max-credits <n>]]
   pagescrape account
   pagescrape endpoints
 
   get        calls the endpoint at <path> with its parameters under their API names (as flags,
              or as the path's query string) and prints the answer ({ data, meta }) as JSON.
-             With --all (paged endpoints), follows the listing to its end (or --max-pages) and
-             prints one item per line (NDJSON).
+             With --all (paged endpoints), follows the listing to its end and prints one item
+             per line (NDJSON).
   account    prints the key's team, balance and rate limit.
   endpoints  lists every path, its parameters and whether it pages.
 
 Options:
+  --all              follow the listing to its end. Standard error tells its progress (a line
+                     in place on a terminal; elsewhere a line after the first page, then one
+                     every ${PROGRESS_EVERY_MS / 1000} s at most) and ends with a summary however it ends: pages,
+                     items, credits spent and left, the waits before retries, the time taken
+  --max-pages <n>    with --all: stop after n pages
+  --max-credits <n>  with --all: spend at most n credits. A page costs at most 1 (0 from the
+                     cache), so no page is requested once one more credit would pass n;
+                     stopping there, before the listing's end, exits with 9
+  --quiet            nothing on standard error but errors
   --base-url <url>   the service (default: $PAGESCRAPE_BASE_URL, else http://127.0.0.1:3000)
   --api-key <key>    the key (default: $PAGESCRAPE_API_KEY)
   --timeout <s>      bound on each attempt, in whole seconds, at least 1 (default 60)
-  --retries <n>      retries of 429, 502, 503 and refused connections (default 3)
+  --retries <n>      retries of 429, 502, 503 and refused connections (default 3); each wait
+                     before one is told on standard error, with its reason
   -h, --help         this help
   -v, --version      the version
 
 Examples:
   pagescrape get /v1/snapmsg/profile --username lunavoss
-  pagescrape get /v1/socialnet/profile/posts --pageId 100064123456789 --cache_max_age 1d --all > posts.ndjson
+  pagescrape get /v1/socialnet/profile/posts --pageId 1000003242969379 --cache_max_age 1d --all --max-credits 200 > posts.ndjson
 
 Exit codes: 0 ok, 1 fault, 2 usage or invalid parameters, 3 key refused, 4 not enough credits,
-5 not found, 6 rate limited, 7 source failed, 8 service unavailable or unreachable, 130 interrupted.
+5 not found, 6 rate limited, 7 source failed, 8 service unavailable or unreachable,
+9 stopped by --max-credits before the listing's end, 130 interrupted.
 `;
 
 class UsageError extends Error {}
@@ -88,6 +106,8 @@ interface Command {
   params: Record<string, string>;
   all: boolean;
   maxPages: number | undefined;
+  maxCredits: number | undefined;
+  quiet: boolean;
   baseUrl: string | undefined;
   apiKey: string | undefined;
   timeoutMs: number | undefined;
@@ -104,13 +124,14 @@ const count = (flag: string, value: string): number => {
 
 /** Reads the arguments: the command's own options are kebab-case, the endpoint's parameters keep their API names. */
 function parse(argv: readonly string[]): Command {
-  const parsed: Command = { command: undefined, path: undefined, params: {}, all: false, maxPages: undefined, baseUrl: undefined, apiKey: undefined, timeoutMs: undefined, maxRetries: undefined, help: false, version: false };
+  const parsed: Command = { command: undefined, path: undefined, params: {}, all: false, maxPages: undefined, maxCredits: undefined, quiet: false, baseUrl: undefined, apiKey: undefined, timeoutMs: undefined, maxRetries: undefined, help: false, version: false };
   const positional: string[] = [];
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] as string;
     if (argument === '-h' || argument === '--help') parsed.help = true;
     else if (argument === '-v' || argument === '--version') parsed.version = true;
     else if (argument === '--all') parsed.all = true;
+    else if (argument === '--quiet') parsed.quiet = true;
     else if (argument.startsWith('--')) {
       const equals = argument.indexOf('=');
       const name = equals === -1 ? argument.slice(2) : argument.slice(2, equals);
@@ -120,6 +141,7 @@ function parse(argv: readonly string[]): Command {
         if (value === undefined) throw new UsageError(`--${name} needs a value.`);
       }
       if (name === 'max-pages') parsed.maxPages = count('--max-pages', value);
+      else if (name === 'max-credits') parsed.maxCredits = count('--max-credits', value);
       else if (name === 'base-url') parsed.baseUrl = value;
       else if (name === 'api-key') parsed.apiKey = value;
       else if (name === 'timeout') parsed.timeoutMs = Math.max(1, count('--timeout', value)) * 1000;
@@ -136,6 +158,9 @@ function parse(argv: readonly string[]): Command {
     parsed.path = parsed.path.slice(0, question);
   }
   if (positional.length > (parsed.command === 'get' ? 2 : 1)) throw new UsageError(`Unexpected argument ${JSON.stringify(positional.at(-1))}.`);
+  for (const [flag, value] of [['--max-pages', parsed.maxPages], ['--max-credits', parsed.maxCredits]] as const) {
+    if (value !== undefined && !parsed.all) throw new UsageError(`${flag} bounds a listing: it works with --all.`);
+  }
   return parsed;
 }
 
@@ -152,11 +177,81 @@ function endpointAt(path: string | undefined, params: Record<string, string>, al
   return path as keyof typeof ENDPOINTS;
 }
 
+/** The reader of standard output went away (`| head`): not an error, the command just stops. */
+class OutputClosed extends Error {}
+
 /** Writes `text`, waiting when the reader is slower than the listing. */
 function write(text: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    process.stdout.write(text, (error) => (error ? reject(error) : resolve()));
+    process.stdout.write(text, (error) => (error ? reject((error as NodeJS.ErrnoException).code === 'EPIPE' ? new OutputClosed() : error) : resolve()));
   });
+}
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const plural = (count: number, one: string, many = `${one}s`): string => `${count} ${count === 1 ? one : many}`;
+
+/** An error answer, as the command tells it. */
+function describeError(error: PageScrapeError): string {
+  const details = error.details.map((detail) => `\n  ${detail.path}: ${detail.message}`).join('');
+  return `${error.code}${error.status ? ` (HTTP ${error.status})` : ''}: ${error.message}${error.requestId ? ` [${error.requestId}]` : ''}${details}`;
+}
+
+/**
+ * What a command tells on standard error while it works: each wait before a retry and why, and
+ * for a listing its progress and, however it ends, a summary of what it read and spent. On a
+ * terminal the progress is one line rewritten in place; elsewhere (a file, a pipe, a CI log)
+ * plain lines: one after the first page, then at most one every PROGRESS_EVERY_MS.
+ */
+class Report {
+  readonly #terminal = process.stderr.isTTY === true;
+  readonly #quiet: boolean;
+  readonly #started = Date.now();
+  /** When the last progress line was written (ms), null before the first. */
+  #lastProgress: number | null = null;
+  /** Whether a progress line is on the terminal, to be cleared before another line. */
+  #inPlace = false;
+  #retries = 0;
+  #waitedMs = 0;
+
+  constructor(quiet: boolean) {
+    this.#quiet = quiet;
+  }
+
+  /** A line of its own, after clearing the progress line in place. */
+  line(text: string): void {
+    if (this.#inPlace) process.stderr.write('\r\u001b[K');
+    this.#inPlace = false;
+    process.stderr.write(`pagescrape: ${text}\n`);
+  }
+
+  readonly retry = (event: RetryEvent): void => {
+    this.#retries++;
+    this.#waitedMs += event.delayMs;
+    if (!this.#quiet) this.line(`waiting ${seconds(event.delayMs)}, then retry ${event.retry} of ${event.maxRetries}: ${describeError(event.error)}`);
+  };
+
+  /** A page has come, with `items` more items than the listing has yielded so far. */
+  page(listing: Listing<unknown>, items: number): void {
+    if (this.#quiet) return;
+    const text = `pages ${listing.pages} · items ${listing.items + items} · credits ${listing.creditsSpent} · ${seconds(Date.now() - this.#started)}`;
+    if (this.#terminal) {
+      process.stderr.write(`\r\u001b[Kpagescrape: ${text}`);
+      this.#inPlace = true;
+    } else if (this.#lastProgress === null || Date.now() - this.#lastProgress >= PROGRESS_EVERY_MS) {
+      this.line(text);
+      this.#lastProgress = Date.now();
+    }
+  }
+
+  /** The last line of a listing: how it ended (`done`, `interrupted`, …), what it read and spent. */
+  summary(how: string, listing: Listing<unknown>): void {
+    if (this.#quiet) return;
+    const parts = [plural(listing.pages, 'page'), plural(listing.items, 'item'), `${plural(listing.creditsSpent, 'credit')} spent`];
+    if (listing.creditsRemaining !== null) parts.push(`${listing.creditsRemaining} left`);
+    parts.push(this.#retries === 0 ? 'no retries' : `waited ${seconds(this.#waitedMs)} before ${plural(this.#retries, 'retry', 'retries')}`);
+    parts.push(`${seconds(Date.now() - this.#started)} in all`);
+    this.line(`${how}: ${parts.join(', ')}`);
+  }
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -200,7 +295,9 @@ async function main(argv: readonly string[]): Promise<number> {
   const controller = new AbortController();
   const interrupt = () => controller.abort(new Error('interrupted'));
   process.once('SIGINT', interrupt);
-  const options = { signal: controller.signal };
+  const report = new Report(command.quiet);
+  const options = { signal: controller.signal, onRetry: report.retry };
+  let listing: Listing<unknown> | undefined;
   try {
     if (command.command === 'account') {
       await write(`${JSON.stringify(await client.account({}, options), null, 2)}\n`);
@@ -212,40 +309,48 @@ async function main(argv: readonly string[]): Promise<number> {
       await write(`${JSON.stringify(await client.get(path, command.params, options), null, 2)}\n`);
       return EXIT.ok;
     }
-    const progress = process.stderr.isTTY === true;
-    const listing = client.paginate(path as PagedPath, command.params, {
+    const items = ENDPOINTS[path].paging?.items ?? '';
+    const paged: Listing<unknown> = client.paginate(path as PagedPath, command.params, {
       ...options,
       maxPages: command.maxPages,
-      onPage: () => {
-        if (progress) process.stderr.write(`\r\u001b[Kpages ${listing.pages} · items ${listing.items} · credits ${listing.creditsSpent}`);
+      maxCredits: command.maxCredits,
+      onPage: (page) => {
+        const list = (page.data as unknown as Record<string, unknown>)[items];
+        report.page(paged, Array.isArray(list) ? list.length : 0);
       },
     });
-    try {
-      for await (const item of listing) await write(`${JSON.stringify(item)}\n`);
-    } finally {
-      if (progress) process.stderr.write(`\r\u001b[Kpages ${listing.pages} · items ${listing.items} · credits ${listing.creditsSpent}${listing.done ? '' : ' (stopped)'}\n`);
+    listing = paged;
+    for await (const item of paged) await write(`${JSON.stringify(item)}\n`);
+    if (paged.stoppedBy === 'maxCredits') {
+      report.summary(`stopped by --max-credits ${command.maxCredits}, before a page that could cost one credit more`, paged);
+      return EXIT.maxCredits;
     }
+    report.summary(paged.stoppedBy === 'maxPages' ? `stopped by --max-pages ${command.maxPages}` : 'done', paged);
     return EXIT.ok;
   } catch (error) {
-    if (controller.signal.aborted) return EXIT.interrupted;
-    if (error instanceof UsageError) {
-      process.stderr.write(`pagescrape: ${error.message}\n`);
+    let code: number;
+    let how: string;
+    if (controller.signal.aborted) [code, how] = [EXIT.interrupted, 'interrupted'];
+    else if (error instanceof OutputClosed) [code, how] = [EXIT.ok, 'stopped, the output was closed'];
+    else if (error instanceof UsageError) {
+      report.line(error.message);
       return EXIT.usage;
-    }
-    if (error instanceof PageScrapeError) {
-      process.stderr.write(`pagescrape: ${error.code}${error.status ? ` (HTTP ${error.status})` : ''}: ${error.message}${error.requestId ? ` [${error.requestId}]` : ''}\n`);
-      for (const detail of error.details) process.stderr.write(`  ${detail.path}: ${detail.message}\n`);
-      return exitOf(error);
-    }
-    throw error;
+    } else if (error instanceof PageScrapeError) {
+      report.line(describeError(error));
+      [code, how] = [exitOf(error), 'stopped by the error above'];
+    } else throw error;
+    if (listing) report.summary(how, listing);
+    return code;
   } finally {
     process.off('SIGINT', interrupt);
   }
 }
 
-// A reader that stops early (`| head`) is not an error.
-process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code === 'EPIPE') process.exit(EXIT.ok);
-  throw error;
-});
+// A reader that stops early (`| head`) is not an error: `write` tells the command, which stops
+// and sums up. With standard error closed too, there is no one left to tell.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
 process.exitCode = await main(process.argv.slice(2));

@@ -76,14 +76,15 @@ export class PageScrape extends EndpointMethods {
       if (!retryable || attempt >= maxRetries) throw error;
       const delay = this.#delay(error, attempt);
       if (delay === null) throw error;
+      options.onRetry?.({ error, retry: attempt + 1, maxRetries, delayMs: delay });
       await sleep(delay, options.signal);
     }
   }
 
   /**
    * Every item of a listing, following the endpoint's own cursor or page token to its end (or
-   * to `maxPages`). The listing tells, as it goes and when it ends, how many pages and items it
-   * read and the credits they cost.
+   * to `maxPages`, or as far as `maxCredits` allows). The listing tells, as it goes and when it
+   * ends, how many pages and items it read and the credits they cost.
    *
    * ```ts
    * const listing = client.paginate('/v1/shopfront/shop', { url: 'https://www.shopfront.example/shop/lunacooks' });
@@ -95,10 +96,15 @@ export class PageScrape extends EndpointMethods {
     const paging = ENDPOINTS[path].paging;
     if (!paging) throw new TypeError(`${path} does not page.`);
     const maxPages = options.maxPages ?? Infinity;
+    const maxCredits = options.maxCredits ?? Infinity;
     const read = async function* (this: PageScrape, listing: Listing<ItemOf<P>>): AsyncGenerator<ItemOf<P>> {
       let pageQuery = query;
       let token: unknown;
-      while (listing.pages < maxPages) {
+      for (;;) {
+        // Another page is to come: a bound may stop the listing before it is requested.
+        if (listing.pages >= maxPages) listing.stoppedBy = 'maxPages';
+        else if (listing.creditsSpent + 1 > maxCredits) listing.stoppedBy = 'maxCredits';
+        if (listing.stoppedBy !== null) break;
         const page = await this.get(path, pageQuery, options);
         const data = page.data as unknown as Record<string, unknown>;
         listing.record(page.meta);
@@ -191,8 +197,8 @@ export class PageScrape extends EndpointMethods {
 
 /**
  * The items of a listing, as an async iterable (iterate it once), with what reading them cost so
- * far: `pages`, `items`, `creditsSpent`, `creditsRemaining`; `done` once the listing ended (or
- * reached `maxPages`).
+ * far: `pages`, `items`, `creditsSpent`, `creditsRemaining`; `done` once the listing ended or a
+ * bound stopped it (`stoppedBy` tells which).
  */
 export class Listing<Item> implements AsyncIterable<Item> {
   pages = 0;
@@ -201,8 +207,10 @@ export class Listing<Item> implements AsyncIterable<Item> {
   creditsSpent = 0;
   /** The team's balance after the last page, null before the first. */
   creditsRemaining: number | null = null;
-  /** True once the end of the listing or `maxPages` was reached. */
+  /** True once the end of the listing, or a bound (`maxPages`, `maxCredits`), was reached. */
   done = false;
+  /** The bound that stopped the listing before its end; null while it goes on, and when it ended. */
+  stoppedBy: 'maxPages' | 'maxCredits' | null = null;
   readonly #source: AsyncGenerator<Item>;
 
   /** `read` yields the items and counts each page with `record`. */

@@ -2,4 +2,4 @@
 export { PageScrape, Listing, type ItemOf, type PagedPath } from './client.ts';
 export { PageScrapeError, ConnectionError, TimeoutError, UnexpectedResponseError, type ErrorDetail, type PageScrapeErrorInit } from './errors.ts';
 export * from './generated.ts';
-export type { ApiResponse, ClientOptions, PaginateOptions, RequestOptions } from './types.ts';
+export type { ApiResponse, ClientOptions, PaginateOptions, RequestOptions, RetryEvent } from './types.ts';

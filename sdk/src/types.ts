@@ -1,4 +1,5 @@
 // The shapes every call shares: the response envelope and the options of a client and a call.
+import type { PageScrapeError } from './errors.ts';
 import type { Meta } from './generated.ts';
 
 /** A successful answer: the endpoint's `data` and the request's `meta` (credits, cache, request id). */
@@ -15,6 +16,20 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** Retries of a 429, 502 or 503 answer, or of a connection refused before the request was sent. */
   maxRetries?: number;
+  /** Called before each wait for a retry: what failed, which retry follows and after how long. */
+  onRetry?: (event: RetryEvent) => void;
+}
+
+/** A retry about to be made, as `onRetry` is told of it. */
+export interface RetryEvent {
+  /** Why: the error of the attempt that failed (`RateLimitedError`, `UpstreamBlockedError`, …). */
+  error: PageScrapeError;
+  /** Which retry follows: 1 for the first. */
+  retry: number;
+  /** The most retries the call makes. */
+  maxRetries: number;
+  /** How long the client waits before it, in milliseconds. */
+  delayMs: number;
 }
 
 export interface ClientOptions {
@@ -36,6 +51,11 @@ export interface ClientOptions {
 export interface PaginateOptions<Page> extends RequestOptions {
   /** Stop after this many pages. Default: no bound, the listing's end. */
   maxPages?: number;
+  /**
+   * Spend at most this many credits: a page costs at most 1 (0 when it comes from the cache),
+   * so no page is requested once `creditsSpent + 1` would exceed it. Default: no bound.
+   */
+  maxCredits?: number;
   /** Called with every page as it arrives, before its items are yielded. */
   onPage?: (page: Page) => void;
 }

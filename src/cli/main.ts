@@ -1,6 +1,7 @@
 // Operator commands against the service's store: `npm run -s admin -- <command>`.
 // Same environment variables as the server; `--json` prints JSON, otherwise tables. Errors go to
-// stderr, as `error: <message>` or, under `--json`, as `{"error": {"code"?, "message"}}`; the
+// stderr, as `error: <message>` or, under `--json`, as `{"error": {"code"?, "message"}}`; so does
+// what a command that takes time is doing (`migrate`), but not under `--json`. The
 // exit code is 2 for a malformed command, 1 for any other failure.
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { pathToFileURL } from 'node:url';
@@ -70,6 +71,8 @@ const jsonRequested = (argv: string[]) => {
 
 export interface CliOptions {
   json?: boolean;
+  /** Where a command that takes time says what it does (standard error); not under --json. */
+  tell?: (text: string) => void;
   /** Where set-password links point: PUBLIC_BASE_URL, else the address the server listens on. */
   baseUrl?: string;
   /** Creates the new, empty database of `init`; replaceable in tests. */
@@ -105,9 +108,9 @@ export function buildCli(stores: () => Promise<Stores>, print: (text: string) =>
 
   program
     .command('migrate')
-    .description('bring the PostgreSQL database (DATABASE_URL) to this release\'s schema; prints the versions applied')
+    .description('bring the PostgreSQL database (DATABASE_URL) to this release\'s schema; prints the versions applied (each as it starts, on stderr)')
     .action(async () => {
-      const { applied } = await migrateStores(loadConfig());
+      const { applied } = await migrateStores(loadConfig(), (line) => options.tell?.(`migrate: ${line}`));
       out({ applied: applied.join(',') || 'none: already up to date' });
     });
 
@@ -321,7 +324,7 @@ export async function runCli(argv: string[], print: (text: string) => void = con
   const json = jsonRequested(argv);
   const report = (message: string, code?: CliErrorCode) => fail(json ? JSON.stringify({ error: code ? { code, message } : { message } }) : `error: ${message}`);
   try {
-    await buildCli(open, print, { json }).parseAsync(argv, { from: 'user' });
+    await buildCli(open, print, { json, tell: json ? undefined : fail }).parseAsync(argv, { from: 'user' });
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) {

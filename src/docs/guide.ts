@@ -88,7 +88,7 @@ A test key (\`psk_test_…\`) works everywhere a key does (the API, the SDK, the
 ## SDK, command line and MCP
 
 - **TypeScript SDK** (\`@pagescrape/sdk\`, in the repository's \`sdk/\`): a typed method per endpoint, \`paginate()\`, retries of \`429\`/\`502\`/\`503\` after \`Retry-After\`, an error class per code. It reads \`PAGESCRAPE_BASE_URL\` and \`PAGESCRAPE_API_KEY\`.
-- **Command line**: \`npx ./sdk get /v1/shopfront/shop --url https://www.shopfront.example/shop/lunacooks --all\` prints a whole listing as NDJSON.
+- **Command line**: \`npx ./sdk get /v1/shopfront/shop --url https://www.shopfront.example/shop/lunacooks --all --max-credits 50\` prints a whole listing as NDJSON; standard error tells its progress, each wait before a retry and, at the end, the pages, items and credits it took. \`--max-credits\` stops before a page that could pass the bound.
 - **MCP** for AI agents at \`${base}/mcp\` (Streamable HTTP, the same key in \`x-api-key\`): one tool per endpoint, and \`get_account\`.
 
 The OpenAPI document behind this page is at [\`/openapi.json\`](${base}/openapi.json).`;

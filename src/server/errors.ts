@@ -81,6 +81,15 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The two messages of `UPSTREAM_BLOCKED` (same code, status and `Retry-After`): the platform
+ * refused the request (a block), or did not answer it after the retries (an outage).
+ */
+export const UPSTREAM_BLOCKED_MESSAGE = {
+  blocked: (platform: string) => `${platform} blocked the request (its rate limit, a login wall, a challenge or a block page); retry later.`,
+  unavailable: (platform: string) => `${platform} is temporarily unavailable; retry shortly.`,
+};
+
 export const validationError = (details: ValidationDetail[]) =>
   new ApiError('VALIDATION_ERROR', 'The query parameters are invalid; see details.', { details });
 

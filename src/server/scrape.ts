@@ -12,7 +12,7 @@ import type { Caller } from './plugins/auth.ts';
 import type { Outcome } from './plugins/metrics.ts';
 import type { Breakers } from './breakers.ts';
 import { canonicalJson, CURSOR_LIFETIME_MS, type CursorSealer } from './cursors.ts';
-import { ApiError, JSON_TYPE, type ErrorCode } from './errors.ts';
+import { ApiError, JSON_TYPE, UPSTREAM_BLOCKED_MESSAGE, type ErrorCode } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { QueryValidator, queryAjv, type ParsedQuery } from './query.ts';
 import { joinFlight, sharedStates } from './shared-state.ts';
@@ -452,7 +452,8 @@ function outcomeError(outcome: UpstreamOutcome, endpoint: EndpointDeclaration): 
       return new ApiError('NOT_FOUND', 'The content does not exist, was deleted, is private, or has no public content.', { cause: outcome });
     case 'blocked':
     case 'transient':
-      return new ApiError('UPSTREAM_BLOCKED', `${endpoint.platform} is temporarily unavailable; retry shortly.`, {
+      // One code and Retry-After for both; the message tells a refusal from an outage.
+      return new ApiError('UPSTREAM_BLOCKED', UPSTREAM_BLOCKED_MESSAGE[outcome.kind === 'blocked' ? 'blocked' : 'unavailable'](endpoint.platform), {
         cause: outcome,
         headers: { 'retry-after': '30' },
       });

@@ -109,11 +109,11 @@ export async function openStores(config: BackendConfig): Promise<Stores> {
 }
 
 /** `admin migrate`: brings the PostgreSQL database to this program's schema. */
-export async function migrateStores(config: Pick<Config, 'databaseUrl'>): Promise<{ applied: number[] }> {
+export async function migrateStores(config: Pick<Config, 'databaseUrl'>, tell?: (line: string) => void): Promise<{ applied: number[] }> {
   if (!config.databaseUrl) {
     throw new Error('migrate applies to PostgreSQL: set DATABASE_URL. The embedded SQLite store migrates itself when it opens.');
   }
-  return { applied: await migrateDatabase({ url: config.databaseUrl }) };
+  return { applied: await migrateDatabase({ url: config.databaseUrl }, tell) };
 }
 
 export interface Initialised {

@@ -459,6 +459,9 @@ describe('error answers on every endpoint', () => {
           if (code === 'UPSTREAM_BLOCKED') assert.ok(Number(response.headers['retry-after']) >= 1);
           // The message says which platform's page failed, and nothing of the parser or the data.
           if (code === 'UPSTREAM_UNRECOGNISED') assert.equal(error.message, `The ${endpoint.platform} page could not be read; the platform may have changed it.`);
+          // A block is told as one: the platform refused the request, it was not merely down.
+          if (name === 'blocked') assert.equal(error.message, `${endpoint.platform} blocked the request (its rate limit, a login wall, a challenge or a block page); retry later.`);
+          if (name === 'transient') assert.equal(error.message, `${endpoint.platform} is temporarily unavailable; retry shortly.`);
           assert.doesNotMatch(error.message, /scripted|data\/|must |internalDebug/);
           h.script = defaultScript;
           const calls = h.calls.length;

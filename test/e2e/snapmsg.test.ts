@@ -31,8 +31,14 @@ describe('snapmsg end to end against the sandbox', () => {
 
   test('profile not found: 404, not charged', () => expectError(e2e, PROFILE, { username: 'nosuchuser1' }, 404, 'NOT_FOUND').then(() => undefined));
 
-  for (const username of ['ratelimited', 'edgeblocked', 'loginwall', 'challenged', 'down-luna']) {
-    test(`profile ${username}: 502 UPSTREAM_BLOCKED, not charged`, () => expectError(e2e, PROFILE, { username }, 502, 'UPSTREAM_BLOCKED').then(() => undefined));
+  // The message tells a block from an outage: the user can tell the platform refused the request.
+  const BLOCKED = /^snapmsg blocked the request \(its rate limit, a login wall, a challenge or a block page\); retry later\.$/;
+  const DOWN = /^snapmsg is temporarily unavailable; retry shortly\.$/;
+  for (const [username, message] of [['ratelimited', BLOCKED], ['edgeblocked', BLOCKED], ['loginwall', BLOCKED], ['challenged', BLOCKED], ['down-luna', DOWN]] as const) {
+    test(`profile ${username}: 502 UPSTREAM_BLOCKED saying ${message === BLOCKED ? 'the platform blocked it' : 'the platform is unavailable'}, not charged`, async () => {
+      const body = await expectError(e2e, PROFILE, { username }, 502, 'UPSTREAM_BLOCKED');
+      assert.match(body.error.message, message);
+    });
   }
   for (const username of ['brokenpage', 'oddcase']) {
     test(`profile ${username}: 502 UPSTREAM_UNRECOGNISED, not charged`, () => expectError(e2e, PROFILE, { username }, 502, 'UPSTREAM_UNRECOGNISED').then(() => undefined));
@@ -70,8 +76,11 @@ describe('snapmsg end to end against the sandbox', () => {
   for (const id of ['missing_spotlight_001', 'recommendedOnly_00001', 'contextGone_000000001']) {
     test(`spotlight ${id}: 404, not charged`, () => expectError(e2e, COMMENTS, spotlight(id), 404, 'NOT_FOUND').then(() => undefined));
   }
-  for (const id of ['rateLimited_comments1', 'edgeBlocked_spot_0001', 'challenge_spot_000001', 'down-spotlight-00001']) {
-    test(`spotlight ${id}: 502 UPSTREAM_BLOCKED, not charged`, () => expectError(e2e, COMMENTS, spotlight(id), 502, 'UPSTREAM_BLOCKED').then(() => undefined));
+  for (const [id, message] of [['rateLimited_comments1', BLOCKED], ['edgeBlocked_spot_0001', BLOCKED], ['challenge_spot_000001', BLOCKED], ['down-spotlight-00001', DOWN]] as const) {
+    test(`spotlight ${id}: 502 UPSTREAM_BLOCKED saying ${message === BLOCKED ? 'the platform blocked it' : 'the platform is unavailable'}, not charged`, async () => {
+      const body = await expectError(e2e, COMMENTS, spotlight(id), 502, 'UPSTREAM_BLOCKED');
+      assert.match(body.error.message, message);
+    });
   }
   for (const id of ['brokenFeed_0000000001', 'brokenComments_000001']) {
     test(`spotlight ${id}: 502 UPSTREAM_UNRECOGNISED, not charged`, () => expectError(e2e, COMMENTS, spotlight(id), 502, 'UPSTREAM_UNRECOGNISED').then(() => undefined));

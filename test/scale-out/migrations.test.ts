@@ -1,7 +1,8 @@
 // Schema migrations of the PostgreSQL store: `admin migrate`, MIGRATE=auto, and the refusal to
 // start on a database behind or ahead of this program.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.ts';
 import { migrateDatabase, SCHEMA_VERSION, SchemaMismatchError } from '../../src/store/postgres/index.ts';
+import { MIGRATION_LOCK, MIGRATIONS } from '../../src/store/postgres/schema.ts';
 import { openStores } from '../../src/store/open.ts';
 import { testBackends, type TestBackends } from '../support/backends.ts';
 
@@ -69,6 +71,36 @@ describe('PostgreSQL schema migrations', () => {
     } finally {
       await stores.close();
     }
+  });
+
+  test('admin migrate tells on standard error what it does: the wait for a lock another process holds, each migration it applies', { timeout: 60_000 }, async () => {
+    const url = await backends.freshDatabaseUrl();
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    await holder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', 'src/cli/main.ts', 'migrate'], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: url } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      while (!stderr.includes('\n')) await once(child.stderr, 'data');
+      assert.equal(stderr, 'migrate: waiting for the migration lock: another process is migrating this database\n');
+    } finally {
+      await holder.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      await holder.end();
+    }
+    const [code] = (await once(child, 'close')) as [number | null];
+    assert.equal(code, 0, stderr);
+    assert.deepEqual(stderr.split('\n').filter((line) => line !== '').slice(1), MIGRATIONS.map((migration, index) => `migrate: applying migration ${index + 1} of ${SCHEMA_VERSION}: ${migration.name}`));
+    assert.match(stdout, new RegExp(`^applied\\s*\\n-+\\s*\\n${MIGRATIONS.map((_, index) => index + 1).join(',')}\\s*$`));
+
+    // Nothing to do, nothing said; under --json standard error holds only JSON errors.
+    const again = await admin(url, 'migrate');
+    assert.deepEqual([again.code, again.stderr], [0, '']);
+    const fresh = await backends.freshDatabaseUrl();
+    const json = await admin(fresh, 'migrate', '--json');
+    assert.deepEqual([json.code, json.stderr], [0, '']);
   });
 
   test('a database ahead of this program is refused, by the server and by migrate', async () => {

@@ -238,6 +238,59 @@ describe('SDK client against a scripted server', () => {
     assert.equal(seen.length, 2);
   });
 
+  test('onRetry tells each wait before a retry: why, which retry, and how long', async () => {
+    script = [failure(429, 'RATE_LIMITED', { 'retry-after': '0.2' }), failure(503, 'SERVICE_UNAVAILABLE', { 'retry-after': '0' }), ok()];
+    const events: { code: string; retry: number; maxRetries: number; delayMs: number }[] = [];
+    const started = Date.now();
+    await client().account({}, { onRetry: (event) => events.push({ code: event.error.code, retry: event.retry, maxRetries: event.maxRetries, delayMs: event.delayMs }) });
+    assert.deepEqual(events.map(({ code, retry, maxRetries }) => [code, retry, maxRetries]), [['RATE_LIMITED', 1, 3], ['SERVICE_UNAVAILABLE', 2, 3]]);
+    assert.ok((events[0]?.delayMs ?? 0) >= 200 && (events[0]?.delayMs ?? 0) <= 240, `Retry-After 0.2 s plus at most 20%: ${events[0]?.delayMs} ms`);
+    assert.ok(Date.now() - started >= (events[0]?.delayMs ?? 0), 'told before the wait it names');
+
+    // The listing's pages are calls of their own: each one's retries are told too.
+    const page = (posts: string[], pageToken: string) => ok({ posts: posts.map((id) => ({ id })), paging: { pageToken, hasMore: pageToken !== '' } });
+    script = [page(['a'], 't1'), failure(429, 'RATE_LIMITED', { 'retry-after': '0' }), page(['b'], '')];
+    events.length = 0;
+    const listing = client().paginate('/v1/shopfront/shop', { url: 'https://www.shopfront.example/shop/x' }, { onRetry: (event) => events.push({ code: event.error.code, retry: event.retry, maxRetries: event.maxRetries, delayMs: event.delayMs }) });
+    assert.deepEqual((await listing.toArray()).map((post) => post.id), ['a', 'b']);
+    assert.deepEqual(events.map(({ code, retry }) => [code, retry]), [['RATE_LIMITED', 1]]);
+
+    // No retry, no call: the last error is thrown without a word.
+    script = [failure(404, 'NOT_FOUND')];
+    events.length = 0;
+    await assert.rejects(client().account({}, { onRetry: (event) => events.push({ code: event.error.code, retry: event.retry, maxRetries: event.maxRetries, delayMs: event.delayMs }) }), NotFoundError);
+    assert.deepEqual(events, []);
+  });
+
+  test('paginate() with maxCredits requests no page that could take the credits spent past it; cache hits cost nothing', async () => {
+    const page = (id: string, pageToken: string, creditsCharged: number) =>
+      json(200, { data: { posts: [{ id }], paging: { pageToken, hasMore: pageToken !== '' } }, meta: { ...META, creditsCharged } });
+    // Two cache hits (0 credits), then live pages (1 credit each): 2 credits buy 4 pages.
+    script = [page('a', 't1', 0), page('b', 't2', 0), page('c', 't3', 1), page('d', 't4', 1), page('e', 't5', 1), page('f', '', 1)];
+    const listing = client().paginate('/v1/shopfront/shop', { url: 'https://www.shopfront.example/shop/x' }, { maxCredits: 2 });
+    assert.deepEqual((await listing.toArray()).map((post) => post.id), ['a', 'b', 'c', 'd']);
+    assert.deepEqual([seen.length, listing.pages, listing.creditsSpent, listing.done, listing.stoppedBy], [4, 4, 2, true, 'maxCredits']);
+
+    // Bound 0: not even the first page, which could cost a credit.
+    seen = [];
+    const none = client().paginate('/v1/shopfront/shop', { url: 'https://www.shopfront.example/shop/x' }, { maxCredits: 0 });
+    assert.deepEqual(await none.toArray(), []);
+    assert.deepEqual([seen.length, none.pages, none.stoppedBy], [0, 0, 'maxCredits']);
+
+    // A listing that ends within the bound ended: no bound stopped it.
+    seen = [];
+    script = [page('a', 't1', 1), page('b', '', 1)];
+    const whole = client().paginate('/v1/shopfront/shop', { url: 'https://www.shopfront.example/shop/x' }, { maxCredits: 2, maxPages: 2 });
+    assert.equal((await whole.toArray()).length, 2);
+    assert.deepEqual([whole.done, whole.stoppedBy], [true, null]);
+
+    seen = [];
+    script = [page('a', 't1', 1), page('b', 't2', 1)];
+    const paged = client().paginate('/v1/shopfront/shop', { url: 'https://www.shopfront.example/shop/x' }, { maxPages: 1 });
+    assert.equal((await paged.toArray()).length, 1);
+    assert.deepEqual([paged.done, paged.stoppedBy, seen.length], [true, 'maxPages', 1]);
+  });
+
   test('an error in the middle of a listing is thrown from the loop, with the pages so far counted', async () => {
     script = [ok({ posts: [{ id: 'a' }], paging: { pageToken: 't1', hasMore: true } }), failure(502, 'UPSTREAM_BLOCKED')];
     const listing = client({ maxRetries: 0 }).paginate('/v1/shopfront/shop', { url: 'https://www.shopfront.example/shop/x' });

@@ -427,3 +427,27 @@ describe('snapmsg sandbox: catalogue', () => {
     }
   });
 });
+
+// ------------------------------------------------------------------ people
+
+describe('snapmsg sandbox: one username, one person', () => {
+  test('a username shown on another page (related account, lens creator, comment author) carries the name of its own profile', () => {
+    type Info = { username: string; title: string };
+    const nameOf = (username: string) => ((snapmsgSandboxData.profileModel(SEED, username).pageProps.userProfile as { publicProfileInfo: Info }).publicProfileInfo).title;
+    const { pageProps } = snapmsgSandboxData.profileModel(SEED, 'bigcreator');
+    const related = ((pageProps.userProfile as { publicProfileInfo: { relatedAccountsInfo: { publicProfileInfo: Info }[] } }).publicProfileInfo.relatedAccountsInfo).map((account) => account.publicProfileInfo);
+    assert.equal(related.length, 20);
+    for (const account of related) assert.equal(account.title, nameOf(account.username), account.username);
+    const lenses = (pageProps.lenses as { lensCreatorUsername?: string; lensCreatorDisplayName: string }[]).filter((lens) => lens.lensCreatorUsername !== undefined);
+    assert.ok(lenses.length > 10);
+    for (const lens of lenses) assert.equal(lens.lensCreatorDisplayName, nameOf(lens.lensCreatorUsername as string), lens.lensCreatorUsername);
+    let authors = 0;
+    for (let index = 0; index < 40; index++) {
+      const { author } = snapmsgSandboxData.commentModel(SEED, 'bigThread_hundreds_0001', index) as { author: { username?: string; displayName?: { value: string } } };
+      if (author.username === undefined || author.displayName === undefined) continue;
+      authors++;
+      assert.equal(author.displayName.value, nameOf(author.username), author.username);
+    }
+    assert.ok(authors > 20);
+  });
+});

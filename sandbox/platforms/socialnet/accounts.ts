@@ -1,6 +1,7 @@
 // The socialnet sandbox's accounts: who exists, how each one behaves, and the structural
 // facts (sizes, ids) that do not depend on the seed, so that the catalogue holds for any seed.
 import { accountFault, type SandboxContext, type SandboxResponse, type TextFlavour } from '../../common.ts';
+import { namedPerson } from '../../people.ts';
 import { profileIdOf } from './ids.ts';
 
 /** How an account's pages and queries are answered. */
@@ -86,21 +87,20 @@ export interface AccountSpec {
   hiccup?: 'empty' | 'no-page-info' | 'cut-off';
 }
 
-const page = (spec: Omit<AccountSpec, 'kind' | 'flavour' | 'state'> & Partial<AccountSpec>): AccountSpec => ({
-  kind: 'page',
+/** An account's spec; its name, unless given, is its vanity's person's (sandbox/people.ts), as on every platform. */
+type Given = Omit<AccountSpec, 'kind' | 'flavour' | 'state' | 'name'> & Partial<AccountSpec>;
+const account = (kind: AccountSpec['kind'], spec: Given): AccountSpec => ({
+  kind,
   flavour: 'plain',
   state: 'ok',
   ...spec,
+  name: spec.name ?? namedPerson(spec.vanity ?? ''),
 });
-const person = (spec: Omit<AccountSpec, 'kind' | 'flavour' | 'state'> & Partial<AccountSpec>): AccountSpec => ({
-  kind: 'person',
-  flavour: 'plain',
-  state: 'ok',
-  ...spec,
-});
+const page = (spec: Given): AccountSpec => account('page', spec);
+const person = (spec: Given): AccountSpec => account('person', spec);
 
 const TIDEWATER = {
-  name: 'Tidewater Kitchen',
+  name: namedPerson('tidewaterkitchen'),
   verified: true,
   place: 'Portland, Oregon',
   categories: ['Seafood restaurant', 'Bar'],
@@ -112,11 +112,10 @@ const TIDEWATER = {
 
 export const ACCOUNTS: readonly AccountSpec[] = [
   page({ no: 1, vanity: 'tidewaterkitchen', ...TIDEWATER }),
-  person({ no: 2, vanity: 'lunavoss', name: 'Luna Voss', gender: 'FEMALE', alternateName: 'Lu', posts: 14, reels: 5, firstCommentReplies: 4, secondCommentReplies: 1 }),
+  person({ no: 2, vanity: 'lunavoss', gender: 'FEMALE', alternateName: 'Lu', posts: 14, reels: 5, firstCommentReplies: 4, secondCommentReplies: 1 }),
   page({
     no: 3,
     vanity: 'metrodailynews',
-    name: 'Metro Daily News',
     verified: true,
     place: 'Chicago, Illinois',
     categories: ['Newspaper', 'Media/news company'],
@@ -129,7 +128,6 @@ export const ACCOUNTS: readonly AccountSpec[] = [
   page({
     no: 4,
     vanity: 'MarinaGallery',
-    name: 'Marina Gallery',
     place: 'Lisbon, Portugal',
     categories: ['Art gallery'],
     hours: 'Closed now',
@@ -138,12 +136,11 @@ export const ACCOUNTS: readonly AccountSpec[] = [
     firstCommentReplies: 2,
     redirectStatus: 301,
   }),
-  person({ no: 5, vanity: 'noor.haddad', name: 'نور الحداد', gender: 'FEMALE', flavour: 'rtl', alternateName: 'Noor Haddad', posts: 12, reels: 4, firstCommentReplies: 6 }),
-  person({ no: 6, vanity: 'sakura.kato', name: '加藤 さくら', gender: 'FEMALE', flavour: 'cjk', bioless: true, posts: 10, reels: 4, firstCommentReplies: 3 }),
+  person({ no: 5, vanity: 'noor.haddad', gender: 'FEMALE', flavour: 'rtl', alternateName: 'Noor Haddad', posts: 12, reels: 4, firstCommentReplies: 6 }),
+  person({ no: 6, vanity: 'sakura.kato', gender: 'FEMALE', flavour: 'cjk', bioless: true, posts: 10, reels: 4, firstCommentReplies: 3 }),
   page({
     no: 7,
     vanity: 'emoji.mixtape',
-    name: 'Mixtape Café <3 🎧✨ "Late Night" & Co',
     flavour: 'mixed',
     place: 'Montréal, Québec',
     categories: ['Café', 'Music venue'],
@@ -153,21 +150,20 @@ export const ACCOUNTS: readonly AccountSpec[] = [
     reels: 8,
     firstCommentReplies: 7,
   }),
-  person({ no: 8, vanity: 'quietcorner', name: 'Quiet Corner', gender: 'UNKNOWN', sparse: true, posts: 6, reels: 3, firstCommentReplies: 0 }),
-  person({ no: 9, vanity: null, name: 'Rui Silva', gender: 'MALE', posts: 8, reels: 2, firstCommentReplies: 2 }),
-  page({ no: 10, vanity: 'emptyshelf', name: 'Empty Shelf Books', place: 'Leeds, England', categories: ['Bookstore'], hours: 'Temporarily closed', posts: 0, reels: 0, firstCommentReplies: 0 }),
-  page({ no: 11, vanity: 'velvetcellar', name: 'Velvet Cellar', state: 'gated', gateReason: 'AGE_RESTRICTED', place: 'Napa, California', categories: ['Winery'], posts: 5, reels: 2, firstCommentReplies: 2 }),
-  page({ no: 12, vanity: 'borderlandradio', name: 'Borderland Radio', state: 'gated', gateReason: 'COUNTRY_RESTRICTED', categories: ['Radio station'], posts: 5, reels: 2, firstCommentReplies: 2 }),
-  page({ no: 13, vanity: 'membersonlyclub', name: 'Members Only Club', state: 'gated', gateReason: 'LOGGED_OUT_UNAVAILABLE', categories: ['Club'], posts: 5, reels: 2, firstCommentReplies: 2 }),
-  person({ no: 14, vanity: 'privatejournal', name: 'Private Journal', state: 'private', posts: 5, reels: 1, firstCommentReplies: 2 }),
-  page({ no: 15, vanity: 'closedshop', name: 'Closed Shop', state: 'removed', categories: ['Shop'], posts: 5, reels: 1, firstCommentReplies: 2 }),
-  page({ no: 16, vanity: 'walledgarden', name: 'Walled Garden', state: 'login-wall', categories: ['Garden'], posts: 5, reels: 2, firstCommentReplies: 2 }),
-  page({ no: 17, vanity: 'checkpointed', name: 'Checkpointed Page', state: 'checkpoint', categories: ['Community'], posts: 5, reels: 2, firstCommentReplies: 2 }),
-  page({ no: 18, vanity: 'ratelimited', name: 'Rate Limited Page', state: 'http-429', categories: ['Community'], posts: 5, reels: 2, firstCommentReplies: 2 }),
+  person({ no: 8, vanity: 'quietcorner', gender: 'UNKNOWN', sparse: true, posts: 6, reels: 3, firstCommentReplies: 0 }),
+  person({ no: 9, vanity: null, name: namedPerson('rui.silva'), gender: 'MALE', posts: 8, reels: 2, firstCommentReplies: 2 }),
+  page({ no: 10, vanity: 'emptyshelf', place: 'Leeds, England', categories: ['Bookstore'], hours: 'Temporarily closed', posts: 0, reels: 0, firstCommentReplies: 0 }),
+  page({ no: 11, vanity: 'velvetcellar', state: 'gated', gateReason: 'AGE_RESTRICTED', place: 'Napa, California', categories: ['Winery'], posts: 5, reels: 2, firstCommentReplies: 2 }),
+  page({ no: 12, vanity: 'borderlandradio', state: 'gated', gateReason: 'COUNTRY_RESTRICTED', categories: ['Radio station'], posts: 5, reels: 2, firstCommentReplies: 2 }),
+  page({ no: 13, vanity: 'membersonlyclub', state: 'gated', gateReason: 'LOGGED_OUT_UNAVAILABLE', categories: ['Club'], posts: 5, reels: 2, firstCommentReplies: 2 }),
+  person({ no: 14, vanity: 'privatejournal', state: 'private', posts: 5, reels: 1, firstCommentReplies: 2 }),
+  page({ no: 15, vanity: 'closedshop', state: 'removed', categories: ['Shop'], posts: 5, reels: 1, firstCommentReplies: 2 }),
+  page({ no: 16, vanity: 'walledgarden', state: 'login-wall', categories: ['Garden'], posts: 5, reels: 2, firstCommentReplies: 2 }),
+  page({ no: 17, vanity: 'checkpointed', state: 'checkpoint', categories: ['Community'], posts: 5, reels: 2, firstCommentReplies: 2 }),
+  page({ no: 18, vanity: 'ratelimited', state: 'http-429', categories: ['Community'], posts: 5, reels: 2, firstCommentReplies: 2 }),
   page({
     no: 19,
     vanity: 'throttledpage',
-    name: 'Throttled Page',
     state: 'graphql-rate-limit',
     place: 'Austin, Texas',
     categories: ['Food truck'],
@@ -179,7 +175,6 @@ export const ACCOUNTS: readonly AccountSpec[] = [
   page({
     no: 20,
     vanity: 'rotating.sessions',
-    name: 'Rotating Sessions Diner',
     state: 'rotating',
     place: 'Denver, Colorado',
     categories: ['Diner'],
@@ -188,11 +183,11 @@ export const ACCOUNTS: readonly AccountSpec[] = [
     reels: 30,
     firstCommentReplies: 25,
   }),
-  page({ no: 24, vanity: 'brokenlayout', name: 'Broken Layout Co', state: 'broken', categories: ['Community'], posts: 8, reels: 4, firstCommentReplies: 2 }),
-  page({ no: 25, vanity: 'cursorrejects', name: 'Cursor Rejects Cafe', state: 'cursor-rejects', categories: ['Cafe'], hours: 'Open now', posts: 30, reels: 25, firstCommentReplies: 30 }),
-  page({ no: 26, vanity: 'blankanswers', name: 'Blank Answers Bakery', place: 'Bristol, England', categories: ['Bakery'], posts: 12, reels: 14, firstCommentReplies: 15, hiccup: 'empty' }),
-  page({ no: 27, vanity: 'lostpageinfo', name: 'Lost Page Info Deli', place: 'Utrecht, Netherlands', categories: ['Deli'], posts: 11, reels: 3, firstCommentReplies: 2, hiccup: 'no-page-info' }),
-  page({ no: 28, vanity: 'cutofffeed', name: 'Cut Off Feed Bar', place: 'Hobart, Tasmania', categories: ['Bar'], posts: 10, reels: 3, firstCommentReplies: 2, hiccup: 'cut-off' }),
+  page({ no: 24, vanity: 'brokenlayout', state: 'broken', categories: ['Community'], posts: 8, reels: 4, firstCommentReplies: 2 }),
+  page({ no: 25, vanity: 'cursorrejects', state: 'cursor-rejects', categories: ['Cafe'], hours: 'Open now', posts: 30, reels: 25, firstCommentReplies: 30 }),
+  page({ no: 26, vanity: 'blankanswers', place: 'Bristol, England', categories: ['Bakery'], posts: 12, reels: 14, firstCommentReplies: 15, hiccup: 'empty' }),
+  page({ no: 27, vanity: 'lostpageinfo', place: 'Utrecht, Netherlands', categories: ['Deli'], posts: 11, reels: 3, firstCommentReplies: 2, hiccup: 'no-page-info' }),
+  page({ no: 28, vanity: 'cutofffeed', place: 'Hobart, Tasmania', categories: ['Bar'], posts: 10, reels: 3, firstCommentReplies: 2, hiccup: 'cut-off' }),
   page({ no: 21, vanity: 'slow.tidewater', ...TIDEWATER, fault: 'slow' }),
   page({ no: 22, vanity: 'flaky.tidewater', ...TIDEWATER, fault: 'flaky' }),
   page({ no: 23, vanity: 'down.tidewater', ...TIDEWATER, fault: 'down' }),

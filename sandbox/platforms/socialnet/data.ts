@@ -3,6 +3,7 @@
 // a pure function of the seed, the account and its position, so any page of any list can be
 // produced on its own, and the profile page, the GraphQL pages and the reels tab agree.
 import { Rng, type TextFlavour } from '../../common.ts';
+import { personOf } from '../../people.ts';
 import type { AccountSpec, Gender } from './accounts.ts';
 import {
   SCONTENT,
@@ -204,7 +205,8 @@ export function buildProfile(seed: string, spec: AccountSpec): Profile {
   const cover = spec.sparse
     ? null
     : { photo: { id: coverId, image: { uri: imageUrl(rng, '39.30808-6', coverId, 'dst-jpg_s960x960'), width: 1640, height: 624 } } };
-  const bio = spec.sparse || spec.bioless ? null : `${rng.sentence(rng.int(5, 10), spec.flavour)}${rng.bool(0.5) ? ' ✨' : '.'}`;
+  // The bio of the account's person, as on every platform (an id-only profile's person is found by its name).
+  const bio = spec.sparse || spec.bioless ? null : personOf(seed, spec.vanity ?? spec.name, spec.flavour).bio;
   const socialBase = spec.vanity === null ? `${WWW}/people/${peopleName(spec.name)}/${id}` : url;
 
   // Social context (followers, following, others).

@@ -15,7 +15,7 @@ import { guide } from '../../docs/guide.ts';
 import { codeSamples, methodName } from '../../docs/samples.ts';
 import type { ApiEndpoint, EndpointDeclaration } from '../../endpoints/types.ts';
 import { DateTime, Obj } from '../../endpoints/schemas/common.ts';
-import { JSON_TYPE } from '../errors.ts';
+import { JSON_TYPE, UPSTREAM_BLOCKED_MESSAGE } from '../errors.ts';
 import { fullQuerySchema } from '../query.ts';
 
 export const Meta = Obj({
@@ -155,9 +155,9 @@ export function routeSchema(endpoint: EndpointDeclaration): Record<string, unkno
     500: internal(),
     501: errorResponse('The endpoint is not available yet.', 'NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`),
     502: errorResponse(
-      '`UPSTREAM_BLOCKED`: the source is temporarily unavailable, retry shortly; when it fails often, requests to it are paused for a cool-down and answered at once, with `Retry-After`. `UPSTREAM_UNRECOGNISED`: the source answered with a page the service cannot read. Neither is charged. With `stale_if_error`, a cached result of at most that age is returned instead (200, `meta.stale`).',
+      '`UPSTREAM_BLOCKED`: the source blocked the request (its rate limit, a login wall, a challenge or a block page), or is temporarily unavailable; the message says which. Retry after `Retry-After`; when the source fails often, requests to it are paused for a cool-down and answered at once. `UPSTREAM_UNRECOGNISED`: the source answered with a page the service cannot read. Neither is charged. With `stale_if_error`, a cached result of at most that age is returned instead (200, `meta.stale`).',
       'UPSTREAM_BLOCKED',
-      `${endpoint.platform} is temporarily unavailable; retry shortly.`,
+      UPSTREAM_BLOCKED_MESSAGE.blocked(endpoint.platform),
     ),
     503: errorResponse(
       'A store the service depends on is unreachable, or the service is busy: its memory for upstream answers is taken by other requests. Not charged; retry after `Retry-After`.',

@@ -105,11 +105,11 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
   return stores;
 }
 
-/** `admin migrate`: applies the missing migrations; returns the versions applied. */
-export async function migrateDatabase(options: PostgresOptions): Promise<number[]> {
+/** `admin migrate`: applies the missing migrations, telling `tell` of each step; returns the versions applied. */
+export async function migrateDatabase(options: PostgresOptions, tell?: (line: string) => void): Promise<number[]> {
   const pool = createPool(options);
   try {
-    return await migrate(pool);
+    return await migrate(pool, tell);
   } finally {
     await pool.end();
   }

@@ -198,7 +198,7 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 export const MIGRATE_COMMAND = 'npm run -s admin -- migrate';
 
 /** Any 64-bit number unique to this service: nodes migrating at once wait for each other on it. */
-const MIGRATION_LOCK = 7_305_112_409;
+export const MIGRATION_LOCK = 7_305_112_409;
 
 export class SchemaMismatchError extends Error {
   readonly found: number;
@@ -233,14 +233,22 @@ export async function checkSchema(pool: pg.Pool): Promise<void> {
   if (found !== SCHEMA_VERSION) throw new SchemaMismatchError(found, SCHEMA_VERSION);
 }
 
-/** Applies the missing migrations in order; returns the versions applied (none when up to date). */
-export async function migrate(pool: pg.Pool): Promise<number[]> {
+/**
+ * Applies the missing migrations in order; returns the versions applied (none when up to date).
+ * `tell` hears what takes time: a wait for the lock another process migrating holds, and each
+ * migration as it starts.
+ */
+export async function migrate(pool: pg.Pool, tell: (line: string) => void = () => {}): Promise<number[]> {
   const client = await pool.connect().catch((err: unknown) => {
     throw toStoreError(err);
   });
   const applied: number[] = [];
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [MIGRATION_LOCK]);
+    if (!rows[0]?.locked) {
+      tell('waiting for the migration lock: another process is migrating this database');
+      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    }
     try {
       await client.query(
         'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
@@ -249,6 +257,7 @@ export async function migrate(pool: pg.Pool): Promise<number[]> {
       if (from > SCHEMA_VERSION) throw new SchemaMismatchError(from, SCHEMA_VERSION);
       for (let v = from + 1; v <= SCHEMA_VERSION; v++) {
         const migration = MIGRATIONS[v - 1] as { name: string; sql: string };
+        tell(`applying migration ${v} of ${SCHEMA_VERSION}: ${migration.name}`);
         await client.query('BEGIN');
         try {
           await client.query(migration.sql);
