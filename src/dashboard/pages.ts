@@ -8,7 +8,7 @@ import { issuePasswordLink } from '../account/users.ts';
 import { generateKey } from '../server/keys.ts';
 import { normaliseEmail } from '../store/rules.ts';
 import { fullQuerySchema } from '../server/query.ts';
-import type { ApiKeyRecord, RequestRecord, Team, User } from '../store/types.ts';
+import { utcDay, type ApiKeyRecord, type RequestRecord, type Team, type User } from '../store/types.ts';
 import { barChart, columnChart, percent } from './charts.ts';
 import { html, notice, page, PageError, sendPage, type Html } from './html.ts';
 import type { DashboardOptions } from './plugin.ts';
@@ -29,7 +29,6 @@ interface Scope {
   teamField: Html;
 }
 
-const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 const dayStart = (day: string): number => Date.parse(`${day}T00:00:00.000Z`);
 const time = (iso: string | null): string => (iso === null ? '—' : iso.replace('T', ' ').slice(0, 19));
 const mayRevoke = (user: User, key: ApiKeyRecord): boolean => key.revokedAt === null && (user.role !== 'member' || key.createdBy === user.id);

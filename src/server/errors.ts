@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'BAD_REQUEST'
   | 'UNAUTHORIZED'
   | 'INSUFFICIENT_CREDITS'
+  | 'KEY_CREDIT_LIMIT'
   | 'FORBIDDEN'
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
@@ -25,6 +26,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   BAD_REQUEST: 400,
   UNAUTHORIZED: 401,
   INSUFFICIENT_CREDITS: 402,
+  KEY_CREDIT_LIMIT: 402,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
@@ -45,6 +47,7 @@ export const ADVICE_OF: Record<ErrorCode, string> = {
   BAD_REQUEST: 'The cursor or page token is malformed, expired (they last 24 hours) or was issued for another target or filter: start the listing again from its first page.',
   UNAUTHORIZED: 'Send a valid key in `x-api-key` (or `Authorization: Bearer`); a revoked key stays refused. Ask the account holder for a new one.',
   INSUFFICIENT_CREDITS: 'The balance is below the 1 credit a live scrape costs: top up, or ask with `cache_max_age` for a cached result, which is free.',
+  KEY_CREDIT_LIMIT: "This key's daily credit limit (`dailyCreditLimit`, credits per UTC day) is spent: the message says when it resets (midnight UTC). Cached results (`cache_max_age`) are still served; an owner can raise the limit (`PATCH /v1/account/keys/{id}`, the dashboard or the CLI). Not charged.",
   FORBIDDEN: 'A test key (`psk_test_`) on a service whose test mode is off: use a live key, or a service with `TEST_MODE=on`.',
   NOT_FOUND: 'The content does not exist, was deleted, is private or has no public content (or the path is unknown): do not retry.',
   METHOD_NOT_ALLOWED: 'Every endpoint answers GET only.',

@@ -5,7 +5,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { EndpointDeclaration, ExtractResult, Extractor, SharedState, TargetParams, UpstreamPosition } from '../endpoints/types.ts';
-import type { CachedEntry, Stores } from '../store/types.ts';
+import { utcDay, type CachedEntry, type Stores } from '../store/types.ts';
 import { isUpstreamOutcome, UpstreamOutcome } from '../upstream/outcomes.ts';
 import type { Upstream, UpstreamResponse } from '../upstream/types.ts';
 import type { Caller } from './plugins/auth.ts';
@@ -38,6 +38,8 @@ export interface ScrapeSettings {
   /** Aborted when the service shuts down. */
   shutdown: AbortSignal;
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Drift samples kept per platform and endpoint in any hour, and the bytes of body kept of each. */
 export const DRIFT_PER_HOUR = 10;
@@ -232,8 +234,16 @@ export class ScrapeService {
     const target = parsed.params;
     const { targetKey } = parsed;
     const deadline = now + this.#settings.requestBudgetMs;
-    const reservation = await this.#stores.ledger.reserve(caller.team.id, 1, request.id, deadline + this.#settings.reservationMarginMs);
+    const day = utcDay(now);
+    const reservation = await this.#stores.ledger.reserve(caller.team.id, 1, request.id, deadline + this.#settings.reservationMarginMs, { id: caller.keyId, day });
     if (!reservation.ok) {
+      if (reservation.reason === 'key-limit') {
+        const resets = new Date(Date.parse(`${day}T00:00:00.000Z`) + DAY_MS).toISOString();
+        throw new ApiError(
+          'KEY_CREDIT_LIMIT',
+          `This key's daily credit limit of ${reservation.limit} credits is spent (${reservation.spent} today); it resets at ${resets} (midnight UTC). Cached results are still served.`,
+        );
+      }
       throw new ApiError('INSUFFICIENT_CREDITS', `A live scrape costs 1 credit; the balance is ${reservation.balance}.`);
     }
 

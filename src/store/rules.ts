@@ -21,6 +21,16 @@ export function checkTeamFields(changes: { name?: string; rateLimit?: number; cr
   }
 }
 
+/** The largest daily credit limit of a key. */
+export const MAX_DAILY_CREDITS = 1_000_000_000;
+
+export function checkDailyCreditLimit(limit: number | null | undefined): void {
+  if (limit === null || limit === undefined) return;
+  if (!Number.isSafeInteger(limit) || limit < 0 || limit > MAX_DAILY_CREDITS) {
+    throw new RangeError(`daily credit limit must be a whole number from 0 to ${MAX_DAILY_CREDITS}, or none; got ${limit}`);
+  }
+}
+
 export const ROLES = ['owner', 'member', 'operator'] as const;
 
 /** An email address as users are found by it: trimmed, lower case; RangeError unless it looks like one. */

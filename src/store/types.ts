@@ -27,7 +27,20 @@ export interface ApiKeyRecord {
   revokedAt: string | null;
   /** The user who created it in the dashboard; null when the operator CLI did. */
   createdBy: string | null;
+  /** Credits the key may spend on live scrapes per UTC day; null: no limit of its own. */
+  dailyCreditLimit: number | null;
+  /**
+   * The last UTC day (`YYYY-MM-DD`) the key spent credits on and how many that day (reservations
+   * in flight included, refunds taken off); null before its first. See `spentOn`.
+   */
+  spent: { day: string; credits: number } | null;
 }
+
+/** The credits `key` spent on the UTC day `day` (`YYYY-MM-DD`), as far as its record knows. */
+export const spentOn = (key: Pick<ApiKeyRecord, 'spent'>, day: string): number => (key.spent?.day === day ? key.spent.credits : 0);
+
+/** The UTC day (`YYYY-MM-DD`) of epoch ms `at`. */
+export const utcDay = (at: number): string => new Date(at).toISOString().slice(0, 10);
 
 export interface NewTeam {
   name: string;
@@ -40,8 +53,12 @@ export interface AccountStore {
   getTeam(id: string): Promise<Team | null>;
   listTeams(): Promise<Team[]>;
   updateTeam(id: string, changes: { rateLimit?: number; name?: string }): Promise<Team | null>;
-  /** Stores a key by its hash only. */
-  createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string; createdBy?: string | null }): Promise<ApiKeyRecord>;
+  /** Stores a key by its hash only. RangeError for a daily credit limit that is not a whole number from 0 to MAX_DAILY_CREDITS. */
+  createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string; createdBy?: string | null; dailyCreditLimit?: number | null }): Promise<ApiKeyRecord>;
+  /** The key with this id, active or revoked; null when none. */
+  getKey(id: string): Promise<ApiKeyRecord | null>;
+  /** Sets a key's daily credit limit (null: none); the key, or null when unknown. RangeError as for createKey. */
+  updateKey(id: string, changes: { dailyCreditLimit: number | null }): Promise<ApiKeyRecord | null>;
   /** The stored hash of an active key, to admit a request made for it by the dashboard; null when none. */
   activeKeyHash(id: string): Promise<string | null>;
   /** The active (not revoked) key with this hash, with its team; null when none. */
@@ -65,7 +82,16 @@ export interface LedgerEntry {
 
 export type ReserveResult =
   | { ok: true; reservationId: string; balance: number }
-  | { ok: false; balance: number };
+  /** `balance`: the team's balance is short; `key-limit`: the key's daily credit limit would be passed (`limit`, `spent` that day). */
+  | { ok: false; reason: 'balance'; balance: number }
+  | { ok: false; reason: 'key-limit'; balance: number; limit: number; spent: number };
+
+/** The key a reservation is made for and the UTC day it counts on (its daily credit limit's). */
+export interface ReservingKey {
+  id: string;
+  /** `YYYY-MM-DD`. */
+  day: string;
+}
 
 /** The team's balance right after a commit or refund. */
 export interface Settlement {
@@ -87,8 +113,11 @@ export interface Ledger {
   /**
    * Atomically takes `amount` from the balance for a live scrape, recording a durable
    * reservation that expires at `deadline` (epoch ms). Never lets the balance go below zero.
+   * With `key`, the amount also counts against the key's spending on `key.day`, in the same
+   * atomic step: refused (`key-limit`, nothing taken) when it would pass the key's daily credit
+   * limit. A refund of the reservation gives it back to that day's spending.
    */
-  reserve(teamId: string, amount: number, requestId: string, deadline: number): Promise<ReserveResult>;
+  reserve(teamId: string, amount: number, requestId: string, deadline: number, key?: ReservingKey): Promise<ReserveResult>;
   /**
    * Keeps a pending reservation's charge. `charged` says whether the charge stands: true when
    * this call committed it (or an earlier commit did), false when the reservation had already

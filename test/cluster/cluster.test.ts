@@ -154,6 +154,16 @@ describe('a cluster of three nodes behind HAProxy', { timeout: 120_000 }, () => 
     assert.deepEqual(await ledgerOf(team.teamId), { balance: 9, sum: 9, kept: 1, pending: 0 });
   });
 
+  test("a key's daily credit limit of 5 under 100 live scrapes racing through HAProxy and each node: exactly 5 charged, the rest 402 KEY_CREDIT_LIMIT", async () => {
+    const team = await newTeam(1_000, 10_000);
+    await stores.accounts.updateKey(team.keyId, { dailyCreditLimit: 5 });
+    const points = entryPoints();
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => get(points[i % points.length] as string, profile(`daily${i}`), team.key)));
+    assert.deepEqual(counts(results.map((r) => r.status)), { 200: 5, 402: 95 });
+    assert.ok(results.every((r) => r.status === 200 || r.body.error?.code === 'KEY_CREDIT_LIMIT'));
+    assert.deepEqual(await ledgerOf(team.teamId), { balance: 995, sum: 995, kept: 5, pending: 0 });
+  });
+
   test('a key revoked with the CLI fails with 401 on the next request to each node (and the CLI without Redis is refused)', async () => {
     const team = await newTeam(10, 1_000);
     const url = `${profile('revoked')}&cache_max_age=1d`;

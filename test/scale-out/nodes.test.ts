@@ -152,6 +152,17 @@ describe('two nodes on PostgreSQL + Redis', () => {
     assert.deepEqual([state.balance, state.sum, state.pending], [99, 99, 0]);
   });
 
+  test("a key's daily credit limit of 5 under 100 live scrapes racing over both nodes: exactly 5 charged, the rest 402", async () => {
+    const endpoint = byId('linkpage-b.page');
+    const team = await a.newTeam(1000, 1000);
+    await a.stores.accounts.updateKey(team.keyId, { dailyCreditLimit: 5 });
+    const responses = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).get(urlOf(endpoint, {}, variantQuery(endpoint, `nodelimit${i}`)), { 'x-api-key': team.key })));
+    assert.equal(responses.filter((response) => response.statusCode === 200).length, 5);
+    for (const response of responses.filter((candidate) => candidate.statusCode !== 200)) expectError(response, 402, 'KEY_CREDIT_LIMIT', { authed: true });
+    const state = await ledgerState(a, team.team.id);
+    assert.deepEqual([state.balance, state.sum, state.pending], [995, 995, 0]);
+  });
+
   test('a key revoked through one node is refused by the other from the next request', async () => {
     const endpoint = byId('linkpage-a.profile');
     const team = await a.newTeam(10, 1000);

@@ -1,5 +1,6 @@
 // The OpenAPI 3.1 document at /openapi.json, generated from the endpoint declarations, and the
 // docs page at /docs, served entirely by the service itself.
+import { accountChanges } from '../../src/account/changes.ts';
 import { ACCOUNT_TAG, accountEndpoints } from '../../src/account/endpoints.ts';
 import { acceptsGzip, STATUS_TAG } from '../../src/server/plugins/openapi.ts';
 import assert from 'node:assert/strict';
@@ -97,22 +98,39 @@ describe('GET /openapi.json', () => {
   });
   after(() => h.close());
 
-  test('is an OpenAPI 3.1 document with title, version and exactly the nine scraping, three account and the status /v1 paths, each a GET only', () => {
+  test('is an OpenAPI 3.1 document with title, version and exactly the nine scraping, three account and the status /v1 paths, each a GET, and the PATCHes of the account', () => {
     assert.equal(doc.openapi, '3.1.0');
     const info = doc.info as Json;
     assert.equal(typeof info.title, 'string');
     assert.equal(typeof info.version, 'string');
     assert.equal(endpoints.length, 9);
-    assert.deepEqual(Object.keys(paths).sort(), [...[...endpoints, ...accountEndpoints].map((endpoint) => endpoint.path), '/v1/status'].sort());
+    const methods = new Map<string, string[]>([...endpoints, ...accountEndpoints, { path: '/v1/status' }].map((endpoint) => [endpoint.path, ['get']]));
+    for (const change of accountChanges) methods.set(change.path, [...(methods.get(change.path) ?? []), 'patch']);
+    assert.deepEqual(Object.keys(paths).sort(), [...methods.keys()].sort());
     for (const [path, item] of Object.entries(paths)) {
       assert.match(path, /^\/v1\//);
-      assert.deepEqual(Object.keys(item), ['get'], path);
+      assert.deepEqual(Object.keys(item), methods.get(path), path);
     }
-    const operationIds = Object.values(paths).map((item) => item.get?.operationId);
+    const operationIds = Object.values(paths).flatMap((item) => Object.values(item).map((operation) => operation.operationId));
     assert.ok(operationIds.every((id) => typeof id === 'string' && id.length > 0));
     assert.equal(new Set(operationIds).size, operationIds.length, 'operationIds are unique');
     // 3.1 expresses null through the JSON Schema type, never the 3.0 `nullable` keyword.
     for (const [where, schema] of walk(doc)) assert.equal(schema.nullable, undefined, `3.0-style nullable at ${where}`);
+  });
+
+  test('each PATCH of the account: its JSON body (closed), path parameters, and 200, 400, 401, 403, 404, 405, 422, 429, 500, 503', () => {
+    for (const change of accountChanges) {
+      const operation = paths[change.path]?.patch as Json;
+      const body = ((operation.requestBody as Json).content as Record<string, Json>)['application/json'] as Json;
+      assert.equal((body.schema as Json).additionalProperties, false);
+      assert.deepEqual(body.example, change.example.body);
+      assert.deepEqual(
+        (operation.parameters as Json[]).map((parameter) => [parameter.in, parameter.name, parameter.required]),
+        Object.keys(change.params.properties).map((name) => ['path', name, true]),
+      );
+      assert.deepEqual(Object.keys(operation.responses as Json).sort(), ['200', '400', '401', '403', '404', '405', '422', '429', '500', '503']);
+      assert.deepEqual(operation.tags, [ACCOUNT_TAG.name]);
+    }
   });
 
   test('has a license, one tag per platform, described by its endpoint declarations, and the account and status tags', () => {

@@ -435,7 +435,7 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.deepEqual(await s.ledger.commit(r1.reservationId), { charged: true, balance: 11 });
         assert.deepEqual(await s.ledger.refund(r2.reservationId), { refunded: true, balance: 13 });
         const tooMuch = await s.ledger.reserve(team.id, 14, reqId(), base + MINUTE);
-        assert.deepEqual(tooMuch, { ok: false, balance: 13 });
+        assert.deepEqual(tooMuch, { ok: false, reason: 'balance', balance: 13 });
         const all = await s.ledger.reserve(team.id, 13, reqId(), base + MINUTE);
         assert.ok(all.ok);
         assert.equal(all.balance, 0);
@@ -741,6 +741,103 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         }, 'until is exclusive');
         assert.equal(await s.requests.prune(t0 + 2 * MINUTE), 2);
         assert.equal((await s.requests.list({ teamId: team })).records.length, 4);
+      });
+    });
+
+    describe('daily credit limits of keys', () => {
+      const DAY = '2026-11-27';
+      const NEXT = '2026-11-28';
+      const far = () => Date.now() + 60 * MINUTE;
+      const limitedKey = async (s: Stores, teamId: string, dailyCreditLimit: number | null) => {
+        const hash = uid('hash');
+        return s.accounts.createKey({ teamId, name: uid('key'), hash, prefix: 'ps_live_', last4: hash.slice(-4), dailyCreditLimit });
+      };
+
+      it('a key carries its limit and its spending from creation, lookup, listing and update', async (s) => {
+        const team = await newTeam(s, 10);
+        const hash = uid('hash');
+        const key = await s.accounts.createKey({ teamId: team.id, name: 'limited', hash, prefix: 'ps_live_', last4: hash.slice(-4), dailyCreditLimit: 5 });
+        assert.equal(key.dailyCreditLimit, 5);
+        assert.equal(key.spent, null);
+        assert.deepEqual(await s.accounts.getKey(key.id), key);
+        assert.deepEqual((await s.accounts.findActiveKey(hash))?.key, key);
+        assert.deepEqual((await s.accounts.listKeys(team.id)).find((k) => k.id === key.id), key);
+        assert.equal((await newKey(s, team.id)).key.dailyCreditLimit, null, 'none by default');
+        const raised = await s.accounts.updateKey(key.id, { dailyCreditLimit: 7 });
+        assert.deepEqual(raised, { ...key, dailyCreditLimit: 7 });
+        assert.deepEqual(await s.accounts.updateKey(key.id, { dailyCreditLimit: null }), { ...key, dailyCreditLimit: null });
+        assert.equal(await s.accounts.updateKey('key_nope', { dailyCreditLimit: 1 }), null);
+        assert.equal(await s.accounts.getKey('key_nope'), null);
+        for (const bad of [-1, 1.5, Number.NaN, 1e10]) {
+          await assert.rejects(s.accounts.updateKey(key.id, { dailyCreditLimit: bad }), RangeError, String(bad));
+          await assert.rejects(limitedKey(s, team.id, bad), RangeError, String(bad));
+        }
+        assert.equal((await s.accounts.updateKey(key.id, { dailyCreditLimit: 0 }))?.dailyCreditLimit, 0, '0: cache hits only');
+      });
+
+      it('reservations count against the key on their day; past the limit nothing is taken; refunds give back to that day', async (s) => {
+        const team = await newTeam(s, 20);
+        const key = await limitedKey(s, team.id, 3);
+        const on = (day: string) => ({ id: key.id, day });
+        const held: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          const r = await s.ledger.reserve(team.id, 1, reqId(), far(), on(DAY));
+          assert.ok(r.ok);
+          held.push(r.reservationId);
+        }
+        assert.deepEqual((await s.accounts.getKey(key.id))?.spent, { day: DAY, credits: 3 });
+        const refused = await s.ledger.reserve(team.id, 1, reqId(), far(), on(DAY));
+        assert.deepEqual(refused, { ok: false, reason: 'key-limit', balance: 17, limit: 3, spent: 3 });
+        assert.equal(await assertConsistent(s, team.id), 17, 'nothing taken');
+        assert.equal((await s.ledger.entries(team.id)).length, 4);
+        // Another key of the team, or none, is not held back by it.
+        assert.ok((await s.ledger.reserve(team.id, 1, reqId(), far(), { id: (await newKey(s, team.id)).key.id, day: DAY })).ok);
+        assert.ok((await s.ledger.reserve(team.id, 1, reqId(), far())).ok);
+        // A refund gives the credit back to the key's day; a commit keeps it spent.
+        await s.ledger.refund(held[0] as string);
+        await s.ledger.commit(held[1] as string);
+        assert.deepEqual((await s.accounts.getKey(key.id))?.spent, { day: DAY, credits: 2 });
+        assert.ok((await s.ledger.reserve(team.id, 1, reqId(), far(), on(DAY))).ok);
+        assert.equal((await s.ledger.reserve(team.id, 1, reqId(), far(), on(DAY))).ok, false);
+        // The next day starts from nothing; a refund of the day before leaves it so.
+        const next = await s.ledger.reserve(team.id, 2, reqId(), far(), on(NEXT));
+        assert.ok(next.ok);
+        await s.ledger.refund(held[2] as string);
+        assert.deepEqual((await s.accounts.getKey(key.id))?.spent, { day: NEXT, credits: 2 });
+        assert.deepEqual(await s.ledger.reserve(team.id, 2, reqId(), far(), on(NEXT)), { ok: false, reason: 'key-limit', balance: 14, limit: 3, spent: 2 });
+        // A balance too low is said as such, the key's count untouched.
+        const poor = await newTeam(s, 0);
+        const poorKey = await limitedKey(s, poor.id, 3);
+        assert.deepEqual(await s.ledger.reserve(poor.id, 1, reqId(), far(), { id: poorKey.id, day: DAY }), { ok: false, reason: 'balance', balance: 0 });
+        assert.equal((await s.accounts.getKey(poorKey.id))?.spent, null);
+        assert.equal(await assertConsistent(s, team.id), 14);
+      });
+
+      it('an abandoned reservation refunded by the sweep gives the credit back to its key', async (s) => {
+        const team = await newTeam(s, 10);
+        const key = await limitedKey(s, team.id, 2);
+        await s.ledger.reserve(team.id, 1, reqId(), Date.now() - 1_000, { id: key.id, day: DAY });
+        await s.ledger.reserve(team.id, 1, reqId(), far(), { id: key.id, day: DAY });
+        assert.equal(await s.ledger.refundExpired(Date.now()), 1);
+        assert.deepEqual((await s.accounts.getKey(key.id))?.spent, { day: DAY, credits: 1 });
+        assert.equal(await assertConsistent(s, team.id), 9);
+      });
+
+      it('exactly the limit of 100 concurrent reservations of one key is taken', async (s) => {
+        const team = await newTeam(s, 1_000);
+        const key = await limitedKey(s, team.id, 5);
+        const results = await Promise.all(Array.from({ length: 100 }, () => s.ledger.reserve(team.id, 1, reqId(), far(), { id: key.id, day: DAY })));
+        assert.equal(results.filter((r) => r.ok).length, 5);
+        assert.equal(results.filter((r) => !r.ok && r.reason === 'key-limit').length, 95);
+        assert.equal(await assertConsistent(s, team.id), 995);
+        assert.deepEqual((await s.accounts.getKey(key.id))?.spent, { day: DAY, credits: 5 });
+        // And under a balance lower than the limit, the balance holds.
+        const poor = await newTeam(s, 3);
+        const wide = await limitedKey(s, poor.id, 50);
+        const racing = await Promise.all(Array.from({ length: 60 }, () => s.ledger.reserve(poor.id, 1, reqId(), far(), { id: wide.id, day: DAY })));
+        assert.equal(racing.filter((r) => r.ok).length, 3);
+        assert.equal(await assertConsistent(s, poor.id), 0);
+        assert.deepEqual((await s.accounts.getKey(wide.id))?.spent, { day: DAY, credits: 3 });
       });
     });
 

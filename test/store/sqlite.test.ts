@@ -72,7 +72,7 @@ describe('sqlite specifics', () => {
     await s.ping();
     const raw = new DatabaseSync(path);
     try {
-      assert.equal((raw.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 6);
+      assert.equal((raw.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 7);
       assert.equal((raw.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal');
       const tables = raw
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
@@ -135,7 +135,7 @@ describe('sqlite specifics', () => {
       await nextTurn();
       assert.equal(await service.accounts.findActiveKey('h-b'), null, 'revocation seen by the next lookup');
 
-      assert.deepEqual(await service.ledger.reserve(team.id, 1, 'req_1', Date.now() + 60_000), { ok: false, balance: 0 });
+      assert.deepEqual(await service.ledger.reserve(team.id, 1, 'req_1', Date.now() + 60_000), { ok: false, reason: 'balance', balance: 0 });
       await cli.ledger.addCredits(team.id, 10);
       await nextTurn();
       assert.equal((await service.accounts.findActiveKey('h-a'))?.team.credits, 10);

@@ -4,7 +4,9 @@
 // query handed to the handler), then the scrape (under its Idempotency-Key when it has one), or
 // the account endpoint's answer.
 import type { FastifyPluginAsync } from 'fastify';
+import { accountChanges, routePath } from '../../account/changes.ts';
 import { accountEndpoints } from '../../account/endpoints.ts';
+import { BodyValidator } from '../body.ts';
 import type { RawQuery } from '../../endpoints/types.ts';
 import type { Stores } from '../../store/types.ts';
 import type { CursorSealer } from '../cursors.ts';
@@ -12,13 +14,15 @@ import { JSON_TYPE } from '../errors.ts';
 import { PlainQueryValidator, queryAjv, type ParsedQuery } from '../query.ts';
 import { sendOk, type EndpointRuntime, type ScrapeService } from '../scrape.ts';
 import { IDEMPOTENCY_HEADER, idempotencyKeyOf, scrapeFingerprint, type IdempotentRequests } from '../../work/idempotency.ts';
-import { authPlugin } from './auth.ts';
-import { accountRouteSchema, routeSchema } from './openapi.ts';
+import { authPlugin, type Caller } from './auth.ts';
+import { accountRouteSchema, changeRouteSchema, routeSchema } from './openapi.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The endpoint id of an API route, for the request log and metrics. */
     endpoint?: string;
+    /** The route reads a JSON body (errors.ts lets its requests through with one). */
+    body?: boolean;
   }
 }
 
@@ -93,9 +97,29 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
       async (request, reply) => {
         const { caller } = request;
         const data = await endpoint.answer(request.query, { caller, stores, sealer, now: now() });
-        const meta = { requestId: request.id, creditsCharged: 0, creditsRemaining: caller.team.credits, cached: false, ...(caller.test ? { test: true } : {}) };
-        return reply.header('content-type', JSON_TYPE).send(JSON.stringify({ data, meta }));
+        return reply.header('content-type', JSON_TYPE).send(JSON.stringify({ data, meta: freeMeta(request.id, caller) }));
       },
     );
   }
+
+  for (const change of accountChanges) {
+    const body = new BodyValidator(change.body, ajv);
+    api.route<{ Params: Record<string, string>; Body: Record<string, unknown> }>({
+      method: change.method,
+      url: routePath(change.path),
+      schema: changeRouteSchema(change),
+      config: { endpoint: change.id, body: true },
+      // Any id is looked up among the team's keys (unknown: 404); the body is checked whole.
+      validatorCompiler: ({ httpPart }) => (httpPart === 'body' ? body.check : () => true),
+      serializerCompiler: plainSerializer,
+      handler: async (request, reply) => {
+        const { caller } = request;
+        const data = await change.apply(request.params, request.body, { caller, stores, now: now() });
+        return reply.header('content-type', JSON_TYPE).send(JSON.stringify({ data, meta: freeMeta(request.id, caller) }));
+      },
+    });
+  }
 };
+
+/** The `meta` of an answer that scrapes nothing: free. */
+const freeMeta = (requestId: string, caller: Caller) => ({ requestId, creditsCharged: 0, creditsRemaining: caller.team.credits, cached: false, ...(caller.test ? { test: true } : {}) });

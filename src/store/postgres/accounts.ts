@@ -6,7 +6,8 @@
 // revocation holds on every node from the next request on. On its own (no Redis) a node reads
 // the key here on every request.
 import type { AccountStore, ApiKeyRecord, NewTeam, Team } from '../types.ts';
-import { checkTeamFields, newId } from '../rules.ts';
+import { keyLimits } from '../key-rows.ts';
+import { checkDailyCreditLimit, checkTeamFields, newId } from '../rules.ts';
 import type { Db } from './pool.ts';
 
 type Row = Record<string, unknown>;
@@ -35,7 +36,7 @@ const iso = (value: unknown): string => (value as Date).toISOString();
 const isoOrNull = (value: unknown): string | null => (value === null ? null : iso(value));
 
 const TEAM_COLS = 'id, name, credits, rate_limit, created_at';
-const KEY_COLS = 'id, team_id, name, prefix, last4, created_at, last_used_at, revoked_at, created_by';
+const KEY_COLS = 'id, team_id, name, prefix, last4, created_at, last_used_at, revoked_at, created_by, daily_credit_limit, spent_day, spent';
 
 export const toTeam = (r: Row): Team => ({
   id: r.id as string,
@@ -55,6 +56,7 @@ const toKey = (r: Row): ApiKeyRecord => ({
   lastUsedAt: isoOrNull(r.last_used_at),
   revokedAt: isoOrNull(r.revoked_at),
   createdBy: (r.created_by as string | null) ?? null,
+  ...keyLimits(r),
 });
 
 export function accountStore({ query, transaction }: Db, watcher: () => TeamWatcher | undefined): PostgresAccountStore {
@@ -112,20 +114,35 @@ export function accountStore({ query, transaction }: Db, watcher: () => TeamWatc
       return toTeam(rows[0]);
     },
 
-    async createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string; createdBy?: string | null }): Promise<ApiKeyRecord> {
+    async createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string; createdBy?: string | null; dailyCreditLimit?: number | null }): Promise<ApiKeyRecord> {
+      checkDailyCreditLimit(key.dailyCreditLimit);
       const { rows } = await query(
-        `INSERT INTO api_keys (id, team_id, name, hash, prefix, last4, created_by)
-         SELECT $1, id, $3, $4, $5, $6, $7 FROM teams WHERE id = $2
+        `INSERT INTO api_keys (id, team_id, name, hash, prefix, last4, created_by, daily_credit_limit)
+         SELECT $1, id, $3, $4, $5, $6, $7, $8 FROM teams WHERE id = $2
          RETURNING ${KEY_COLS}`,
-        [newId('key'), key.teamId, key.name, key.hash, key.prefix, key.last4, key.createdBy ?? null],
+        [newId('key'), key.teamId, key.name, key.hash, key.prefix, key.last4, key.createdBy ?? null, key.dailyCreditLimit ?? null],
       );
       if (!rows[0]) throw new Error(`unknown team ${key.teamId}`);
       return toKey(rows[0]);
     },
 
+    async getKey(id: string): Promise<ApiKeyRecord | null> {
+      const { rows } = await query(`SELECT ${KEY_COLS} FROM api_keys WHERE id = $1`, [id]);
+      return rows[0] ? toKey(rows[0]) : null;
+    },
+
+    // The limit is read by each reservation in its own statement (ledger.ts), never from a
+    // node's copy: no version to raise.
+    async updateKey(id: string, changes: { dailyCreditLimit: number | null }): Promise<ApiKeyRecord | null> {
+      checkDailyCreditLimit(changes.dailyCreditLimit);
+      const { rows } = await query(`UPDATE api_keys SET daily_credit_limit = $1 WHERE id = $2 RETURNING ${KEY_COLS}`, [changes.dailyCreditLimit, id]);
+      return rows[0] ? toKey(rows[0]) : null;
+    },
+
     async findActiveKey(hash: string): Promise<FoundKey | null> {
       const { rows } = await query(
         `SELECT k.id, k.team_id, k.name, k.prefix, k.last4, k.created_at, k.last_used_at, k.revoked_at, k.created_by,
+                k.daily_credit_limit, k.spent_day, k.spent,
                 t.name AS t_name, t.credits AS t_credits, t.rate_limit AS t_rate_limit, t.created_at AS t_created_at,
                 t.keys_version, t.balance_version
            FROM api_keys k JOIN teams t ON t.id = k.team_id

@@ -1,7 +1,7 @@
 // The embedded store's schema: one migration per version, applied in order under the write lock
 // (connection.ts). A new version appends a migration; a released one is never edited.
 
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 export const MIGRATIONS: readonly string[] = [
   // v1
@@ -158,5 +158,15 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (team_id, test, key)
   ) STRICT;
   CREATE INDEX idempotency_until ON idempotency (until);
+  `,
+  // v7: per-key daily credit limits. A key's spending is counted on the day of its last spend
+  // (\`spent_day\`, UTC \`YYYY-MM-DD\`), and a reservation remembers its key and day, so that a
+  // refund gives the credit back to that day's count.
+  `
+  ALTER TABLE api_keys ADD COLUMN daily_credit_limit INTEGER CHECK (daily_credit_limit >= 0);
+  ALTER TABLE api_keys ADD COLUMN spent_day TEXT;
+  ALTER TABLE api_keys ADD COLUMN spent INTEGER NOT NULL DEFAULT 0 CHECK (spent >= 0);
+  ALTER TABLE reservations ADD COLUMN key_id TEXT;
+  ALTER TABLE reservations ADD COLUMN day TEXT;
   `,
 ];
