@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { PageScrape, type Listing, type PagedPath } from './client.ts';
 import { PageScrapeError } from './errors.ts';
 import { ENDPOINTS, type ErrorCode } from './generated.ts';
+import { unknownNameMessage } from './names.ts';
 import type { RetryEvent } from './types.ts';
 
 /** Exit codes, by error class. */
@@ -18,7 +19,7 @@ export const EXIT = {
   usage: 2,
   /** The key is missing, invalid or revoked, or a test key meets a service without test mode (401, 403). */
   auth: 3,
-  /** Not enough credits (402). */
+  /** Not enough credits, or the key's daily credit limit is spent (402). */
   credits: 4,
   /** The content does not exist, is private or was deleted (404). */
   notFound: 5,
@@ -42,6 +43,7 @@ const EXIT_OF: Record<ErrorCode, number> = {
   UNAUTHORIZED: EXIT.auth,
   FORBIDDEN: EXIT.auth,
   INSUFFICIENT_CREDITS: EXIT.credits,
+  KEY_CREDIT_LIMIT: EXIT.credits,
   NOT_FOUND: EXIT.notFound,
   RATE_LIMITED: EXIT.rateLimited,
   IDEMPOTENCY_IN_PROGRESS: EXIT.rateLimited,
@@ -170,8 +172,11 @@ function endpointAt(path: string | undefined, params: Record<string, string>, al
   if (!(path in ENDPOINTS)) throw new UsageError(`Unknown path ${JSON.stringify(path)}; the paths are:\n  ${Object.keys(ENDPOINTS).join('\n  ')}`);
   const endpoint = ENDPOINTS[path as keyof typeof ENDPOINTS];
   const known: readonly string[] = endpoint.params;
-  for (const name of Object.keys(params)) {
-    if (!known.includes(name)) throw new UsageError(`${path} has no parameter --${name}; its parameters are ${known.map((param) => `--${param}`).join(', ')}.`);
+  // Every unknown one at once, worded as the API words its 422 details.
+  const unknown = Object.keys(params).filter((name) => !known.includes(name));
+  if (unknown.length > 0) {
+    const problems = unknown.map((name) => `  --${name}: ${unknownNameMessage(name, known, 'parameter', (param) => `--${param}`)}`);
+    throw new UsageError(`${path} does not take these parameters:\n${problems.join('\n')}`);
   }
   if (all && !endpoint.paging) throw new UsageError(`${path} does not page; --all works with ${Object.keys(ENDPOINTS).filter((other) => ENDPOINTS[other as keyof typeof ENDPOINTS].paging).join(', ')}.`);
   return path as keyof typeof ENDPOINTS;

@@ -41,7 +41,7 @@ const account: AccountEndpoint = {
   path: '/v1/account',
   summary: 'The calling key, its team, balance and rate limit',
   description: "Free, and counted by the rate limit like every request. The key's daily credit limit and what it spent today are the calling key's.",
-  query: Type.Object({}, { additionalProperties: true }),
+  query: Type.Object({}, { additionalProperties: false }),
   data: Obj({
     team: Obj({ id: Str(), name: Str() }),
     balance: Int({ description: 'Credits left.' }),
@@ -87,7 +87,7 @@ const usage: AccountEndpoint = {
       from: Type.Optional(DayParam(`First day; by default ${DEFAULT_USAGE_DAYS - 1} days before \`to\`.`)),
       to: Type.Optional(DayParam('Last day; by default today.')),
     },
-    { additionalProperties: true },
+    { additionalProperties: false },
   ),
   data: Obj({
     from: Str({ description: 'First day (UTC).' }),
@@ -137,7 +137,7 @@ const requests: AccountEndpoint = {
       endpoint: Type.Optional(QueryText(200, 'Only requests to this path, e.g. `/v1/shopfront/shop`.')),
       status: Type.Optional(Type.String({ pattern: '^[1-5]\\d\\d$', description: 'Only requests answered with this HTTP status, e.g. `200` or `502`.' })),
     },
-    { additionalProperties: true },
+    { additionalProperties: false },
   ),
   data: Obj({
     requests: Type.Array(

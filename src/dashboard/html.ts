@@ -15,7 +15,7 @@ export class Html {
   }
 }
 
-type Value = Html | string | number | boolean | null | undefined | readonly Value[];
+export type Value = Html | string | number | boolean | null | undefined | readonly Value[];
 
 const render = (value: Value): string => {
   if (value instanceof Html) return value.text;
@@ -82,6 +82,35 @@ export function page({ title, nav, body }: Layout): string {
       </main>
     </body>
   </html>`}`;
+}
+
+export interface Column {
+  label: string;
+  /** A number: aligned right. */
+  num?: boolean;
+  /** Identifiers and names (keys, addresses, paths, ids), which may break anywhere to fit. */
+  long?: boolean;
+}
+
+/**
+ * A table in a box it fits: its cells wrap (names and identifiers anywhere), so that any number
+ * of columns fits the page's width; on a narrow screen each row is a card of "column: value"
+ * lines (dashboard.css). `rows` holds one cell per column.
+ */
+export function table(columns: readonly Column[], rows: readonly (readonly Value[])[], empty: string): Html {
+  const classes = (column: Column) => {
+    const names = [column.num ? 'num' : '', column.long ? 'long' : ''].filter(Boolean).join(' ');
+    return names ? html` class="${names}"` : '';
+  };
+  return html`<div class="table-wrap">
+    <table>
+      <thead><tr>${columns.map((column) => html`<th scope="col"${classes(column)}>${column.label}</th>`)}</tr></thead>
+      <tbody>
+        ${rows.length === 0 ? html`<tr><td colspan="${columns.length}">${empty}</td></tr>` : ''}
+        ${rows.map((cells) => html`<tr>${columns.map((column, i) => html`<td data-label="${column.label}"${classes(column)}>${cells[i] ?? ''}</td>`)}</tr>`)}
+      </tbody>
+    </table>
+  </div>`;
 }
 
 /** A message box: `role="alert"` for errors, `role="status"` for news. */

@@ -9,8 +9,8 @@ import { generateKey } from '../server/keys.ts';
 import { normaliseEmail } from '../store/rules.ts';
 import { fullQuerySchema } from '../server/query.ts';
 import { utcDay, type ApiKeyRecord, type RequestRecord, type Team, type User } from '../store/types.ts';
-import { barChart, columnChart, percent } from './charts.ts';
-import { html, notice, page, PageError, sendPage, type Html } from './html.ts';
+import { barChart, columnChart, SHARE } from './charts.ts';
+import { html, notice, page, PageError, sendPage, table, type Html } from './html.ts';
 import type { DashboardOptions } from './plugin.ts';
 import type { SignedIn } from './session.ts';
 
@@ -30,7 +30,10 @@ interface Scope {
 }
 
 const dayStart = (day: string): number => Date.parse(`${day}T00:00:00.000Z`);
-const time = (iso: string | null): string => (iso === null ? '—' : iso.replace('T', ' ').slice(0, 19));
+/** A moment as `2026-11-26 22:20:21`, which wraps between the date and the time, never inside either. */
+const time = (iso: string | null): Html => (iso === null ? html`—` : html`<span class="unbroken">${iso.slice(0, 10)}</span> <span class="unbroken">${iso.slice(11, 19)}</span>`);
+/** An API path that may wrap after each slash. */
+const apiPath = (path: string): Html[] => path.split('/').map((part, i) => (i === 0 ? html`${part}` : html`/<wbr />${part}`));
 const mayRevoke = (user: User, key: ApiKeyRecord): boolean => key.revokedAt === null && (user.role !== 'member' || key.createdBy === user.id);
 const mayUse = mayRevoke;
 /** A secret shown once: a read-only field and a Copy button (dashboard.js). */
@@ -44,6 +47,9 @@ const copyField = (id: string, label: string, value: string): Html =>
   </div>`;
 /** A declaration's description, its `backticked` parts as code. */
 const withCode = (text: string): Html[] => text.split('`').map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : html`${part}`));
+
+/** The fields every form of a signed-in page posts: the session's CSRF token and, for an operator, the team. */
+export const SIGNED_IN_FORM = ['csrf', 'team'] as const;
 
 export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, { stores, endpoints, now, callAs, baseUrl }) => {
   app.addHook('preHandler', async (request, reply) => {
@@ -128,7 +134,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
   }
   app.get('/', (request, reply) => overview(request, reply));
 
-  app.post('/credits', async (request, reply) => {
+  app.post('/credits', { config: { form: [...SIGNED_IN_FORM, 'amount'] } }, async (request, reply) => {
     const scope = await scopeOf(request);
     if (scope.user.role !== 'operator') throw new PageError(403, 'Only an operator can add credits.');
     const raw = String((request.body as Record<string, unknown>).amount ?? '');
@@ -159,31 +165,25 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
           <button type="submit">Create key</button>
         </form>
         <h2>Keys of the team</h2>
-        <div class="table-wrap">
-          <table>
-            <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
-            <tbody>
-              ${keys.length === 0 ? html`<tr><td colspan="6">No keys yet.</td></tr>` : ''}
-              ${keys.map(
-                (key) => html`<tr>
-                  <td>${key.name}</td>
-                  <td><code>${key.prefix}…${key.last4}</code></td>
-                  <td>${time(key.createdAt)}</td>
-                  <td>${time(key.lastUsedAt)}</td>
-                  <td>${key.revokedAt ? `Revoked ${time(key.revokedAt)}` : 'Active'}</td>
-                  <td>${mayRevoke(scope.user, key) ? html`<form method="get" action="/dashboard/keys/${key.id}/revoke">${scope.teamField}<button type="submit" class="secondary">Revoke</button></form>` : ''}</td>
-                </tr>`,
-              )}
-            </tbody>
-          </table>
-        </div>
+        ${table(
+          [{ label: 'Name', long: true }, { label: 'Key' }, { label: 'Created' }, { label: 'Last used' }, { label: 'Status' }, { label: 'Action' }],
+          keys.map((key) => [
+            key.name,
+            html`<code>${key.prefix}…${key.last4}</code>`,
+            time(key.createdAt),
+            time(key.lastUsedAt),
+            key.revokedAt ? html`Revoked ${time(key.revokedAt)}` : 'Active',
+            mayRevoke(scope.user, key) ? html`<form method="get" action="/dashboard/keys/${key.id}/revoke">${scope.teamField}<button type="submit" class="secondary">Revoke</button></form>` : '',
+          ]),
+          'No keys yet.',
+        )}
         <p class="hint">Last use is recorded within seconds of a request.</p>`,
       status,
     );
   }
   app.get('/keys', (request, reply) => keysPage(request, reply, null));
 
-  app.post('/keys', async (request, reply) => {
+  app.post('/keys', { config: { form: [...SIGNED_IN_FORM, 'name'] } }, async (request, reply) => {
     const scope = await scopeOf(request);
     const name = String((request.body as Record<string, unknown>).name ?? '').trim();
     if (name === '' || name.length > KEY_NAME_MAX) return keysPage(request, reply, notice('error', `The key name must be 1 to ${KEY_NAME_MAX} characters.`), 422);
@@ -222,7 +222,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
     );
   });
 
-  app.post('/keys/:id/revoke', async (request, reply) => {
+  app.post('/keys/:id/revoke', { config: { form: SIGNED_IN_FORM } }, async (request, reply) => {
     const { scope, key } = await revocable(request);
     await stores.accounts.revokeKey(key.id);
     return reply.redirect(`/dashboard/keys${scope.teamQuery}${scope.teamQuery ? '&' : '?'}revoked=${encodeURIComponent(key.id)}`, 303);
@@ -277,10 +277,10 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
         <div class="charts">
           ${columnChart('Requests per day', days.map((d) => ({ label: d.day, value: d.requests })))}
           ${columnChart('Credits spent per day', days.map((d) => ({ label: d.day, value: d.credits })))}
-          ${columnChart('Cache-hit share per day', days.map((d) => ({ label: d.day, value: share(d.cached, d.requests) })), percent)}
+          ${columnChart('Cache-hit share per day', days.map((d) => ({ label: d.day, value: share(d.cached, d.requests) })), SHARE)}
           ${barChart('Requests per endpoint', totals.endpoints.map((e) => ({ label: e.endpoint, value: e.requests })))}
           ${barChart('Credits spent per endpoint', totals.endpoints.map((e) => ({ label: e.endpoint, value: e.credits })))}
-          ${barChart('Cache-hit share per endpoint', totals.endpoints.map((e) => ({ label: e.endpoint, value: share(e.cached, e.requests) })), percent)}
+          ${barChart('Cache-hit share per endpoint', totals.endpoints.map((e) => ({ label: e.endpoint, value: share(e.cached, e.requests) })), SHARE)}
         </div>
         <h2>Recent requests</h2>
         <form method="get" action="/dashboard/usage" class="filters">
@@ -302,20 +302,19 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
           </div>
           <button type="submit">Filter</button>
         </form>
-        <div class="table-wrap">
-          <table>
-            <thead><tr><th scope="col">Time (UTC)</th><th scope="col">Endpoint</th><th scope="col" class="num">Status</th><th scope="col" class="num">Credits</th><th scope="col">Cached</th><th scope="col" class="num">Duration</th><th scope="col">Request id</th></tr></thead>
-            <tbody>
-              ${records.length === 0 ? html`<tr><td colspan="7">No requests match.</td></tr>` : ''}
-              ${records.map(
-                (r) => html`<tr>
-                  <td>${time(r.at)}</td><td>${r.endpoint}</td><td class="num">${r.status}${r.errorCode ? html` <small>${r.errorCode}</small>` : ''}</td>
-                  <td class="num">${r.credits}</td><td>${r.cached ? 'yes' : 'no'}</td><td class="num">${r.durationMs.toFixed(1)} ms</td><td><code>${r.requestId}</code></td>
-                </tr>`,
-              )}
-            </tbody>
-          </table>
-        </div>
+        ${table(
+          [{ label: 'Time (UTC)' }, { label: 'Endpoint' }, { label: 'Status' }, { label: 'Credits', num: true }, { label: 'Cached' }, { label: 'Duration', num: true }, { label: 'Request id', long: true }],
+          records.map((r) => [
+            time(r.at),
+            apiPath(r.endpoint),
+            html`${r.status}${r.errorCode ? html` <small>${r.errorCode}</small>` : ''}`,
+            r.credits,
+            r.cached ? 'yes' : 'no',
+            `${r.durationMs.toFixed(1)} ms`,
+            html`<code>${r.requestId}</code>`,
+          ]),
+          'No requests match.',
+        )}
         <div class="pager">
           ${query.cursor ? html`<a href="/dashboard/usage?${filters.toString()}">Newest</a>` : ''}
           ${next ? html`<a href="/dashboard/usage?${new URLSearchParams([...filters, ['cursor', next]]).toString()}">Older requests</a>` : ''}
@@ -346,17 +345,11 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
           <div class="card"><dt>Credits held by requests in flight</dt><dd>${usage?.pending ?? 0}</dd></div>
         </dl>
         <p class="hint">A live scrape holds its credit as a charge when it starts; a failed one is refunded.</p>
-        <div class="table-wrap">
-          <table>
-            <thead><tr><th scope="col">Time (UTC)</th><th scope="col">Kind</th><th scope="col" class="num">Credits</th><th scope="col">Request id</th></tr></thead>
-            <tbody>
-              ${shown.length === 0 ? html`<tr><td colspan="4">No entries.</td></tr>` : ''}
-              ${shown.map(
-                (e) => html`<tr><td>${time(e.createdAt)}</td><td>${kinds[e.reason]}</td><td class="num">${e.amount > 0 ? `+${e.amount}` : `−${-e.amount}`}</td><td>${e.requestId ? html`<code>${e.requestId}</code>` : '—'}</td></tr>`,
-              )}
-            </tbody>
-          </table>
-        </div>
+        ${table(
+          [{ label: 'Time (UTC)' }, { label: 'Kind' }, { label: 'Credits', num: true }, { label: 'Request id', long: true }],
+          shown.map((e) => [time(e.createdAt), kinds[e.reason], e.amount > 0 ? `+${e.amount}` : `−${-e.amount}`, e.requestId ? html`<code>${e.requestId}</code>` : '—']),
+          'No entries.',
+        )}
         <div class="pager">
           ${before !== undefined ? html`<a href="/dashboard/ledger${scope.teamQuery}">Newest</a>` : ''}
           ${more ? html`<a href="/dashboard/ledger?${more.toString()}">Older entries</a>` : ''}
@@ -392,25 +385,23 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
           <button type="submit">Add user</button>
         </form>
         <h2>Users of the team</h2>
-        <div class="table-wrap">
-          <table>
-            <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Password</th><th scope="col">Status</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
-            <tbody>
-              ${users.map(
-                (u) => html`<tr>
-                  <td>${u.email}</td><td>${u.role}</td><td>${u.hasPassword ? 'set' : 'not yet'}</td><td>${u.disabledAt ? `Disabled ${time(u.disabledAt)}` : 'Active'}</td>
-                  <td>${u.disabledAt || u.id === scope.user.id ? '' : html`<form method="get" action="/dashboard/users/${u.id}/disable">${scope.teamField}<button type="submit" class="secondary">Disable</button></form>`}</td>
-                </tr>`,
-              )}
-            </tbody>
-          </table>
-        </div>`,
+        ${table(
+          [{ label: 'Email', long: true }, { label: 'Role' }, { label: 'Password' }, { label: 'Status' }, { label: 'Action' }],
+          users.map((u) => [
+            u.email,
+            u.role,
+            u.hasPassword ? 'set' : 'not yet',
+            u.disabledAt ? html`Disabled ${time(u.disabledAt)}` : 'Active',
+            u.disabledAt || u.id === scope.user.id ? '' : html`<form method="get" action="/dashboard/users/${u.id}/disable">${scope.teamField}<button type="submit" class="secondary">Disable</button></form>`,
+          ]),
+          'No users.',
+        )}`,
       status,
     );
   }
   app.get('/users', (request, reply) => usersPage(request, reply, null));
 
-  app.post('/users', async (request, reply) => {
+  app.post('/users', { config: { form: [...SIGNED_IN_FORM, 'email', 'role'] } }, async (request, reply) => {
     const scope = await manager(request);
     const body = request.body as Record<string, unknown>;
     const role = body.role === 'owner' ? 'owner' : body.role === 'member' ? 'member' : null;
@@ -456,7 +447,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
     );
   });
 
-  app.post('/users/:id/disable', async (request, reply) => {
+  app.post('/users/:id/disable', { config: { form: SIGNED_IN_FORM } }, async (request, reply) => {
     const { target } = await disablable(request);
     await stores.users.disableUser(target.id);
     return usersPage(request, reply, notice('success', html`<strong>${target.email}</strong> is disabled and signed out everywhere.`));
@@ -527,7 +518,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
     return tryPage(request, reply, id ? byId.get(id) : undefined, {}, '', null);
   });
 
-  app.post('/try', async (request, reply) => {
+  app.post('/try', { config: { form: [...SIGNED_IN_FORM, 'endpoint', 'key', 'q.*'] } }, async (request, reply) => {
     const scope = await scopeOf(request);
     const body = request.body as Record<string, unknown>;
     const endpoint = byId.get(String(body.endpoint ?? ''));

@@ -8,12 +8,13 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { passwordProblem, hashPassword, tokenHash, verifyPassword, PASSWORD_MIN } from '../account/users.ts';
-import type { EndpointDeclaration } from '../endpoints/types.ts';
+import type { EndpointDeclaration, ValidationDetail } from '../endpoints/types.ts';
 import { addressKey } from '../server/connections.ts';
+import { unknownName } from '../server/query.ts';
 import { emailOrNull } from '../store/rules.ts';
 import { StoreUnavailableError, type Stores } from '../store/types.ts';
 import { html, notice, page, PageError, sendPage, type Html } from './html.ts';
-import { signedInPages } from './pages.ts';
+import { SIGNED_IN_FORM, signedInPages } from './pages.ts';
 import { sameText, Sessions, type SignedIn } from './session.ts';
 
 /** Failed or not, sign-in attempts allowed per client address and per account in SIGN_IN_WINDOW_MS. */
@@ -60,19 +61,34 @@ declare module 'fastify' {
     /** The signed-in user of a dashboard page, when there is one. */
     signedIn: SignedIn | null;
   }
+  interface FastifyContextConfig {
+    /** The fields a dashboard form posts, every POST route's; `q.*` stands for every name that begins `q.`. */
+    form?: readonly string[];
+  }
 }
 
-const TITLES: Record<number, string> = { 400: 'Bad request', 403: 'Not allowed', 404: 'Not found', 429: 'Too many attempts', 503: 'Unavailable' };
+/** The fields of `body` that its route's form does not have, each a problem naming the closest one. */
+function unknownFields(body: Record<string, unknown>, form: readonly string[]): ValidationDetail[] {
+  const names = form.filter((field) => !field.endsWith('*'));
+  const prefixes = form.filter((field) => field.endsWith('*')).map((field) => field.slice(0, -1));
+  return Object.keys(body)
+    .filter((name) => !names.includes(name) && !prefixes.some((prefix) => name.startsWith(prefix)))
+    .map((name) => unknownName(name, names, 'field'));
+}
+
+const TITLES: Record<number, string> = { 400: 'Bad request', 403: 'Not allowed', 404: 'Not found', 422: 'Not this form', 429: 'Too many attempts', 503: 'Unavailable' };
 
 export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app, options) => {
   const { stores, now } = options;
   const https = options.publicBaseUrl?.startsWith('https:') ?? false;
   const sessions = new Sessions(stores.users, options.secret, (request) => https || request.protocol === 'https');
 
-  // Pages, not API: none of them is in the OpenAPI document; and whatever a body's type, it is small.
+  // Pages, not API: none of them is in the OpenAPI document; and whatever a body's type, it is
+  // small. Every form says which fields it posts.
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true };
     route.bodyLimit = BODY_LIMIT;
+    if ([route.method].flat().includes('POST') && route.config?.form === undefined) throw new Error(`POST ${route.url} declares no form fields (config.form)`);
   });
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
@@ -81,7 +97,6 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
   app.addHook('onRequest', async (request, reply) => {
     reply.header('content-security-policy', CSP);
     reply.header('referrer-policy', 'no-referrer');
-    reply.header('x-content-type-options', 'nosniff');
     reply.header('x-frame-options', 'DENY');
     reply.header('cache-control', 'no-store');
     // The assets need no session: no store read for them.
@@ -96,6 +111,9 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
       ? typeof posted === 'string' && sameText(posted, request.signedIn.session.csrf)
       : sessions.formTokenValid(request, posted);
     if (!valid) throw new PageError(403, 'This form has expired or did not come from this dashboard. Reload the page and try again.');
+    // A field the form does not have is refused, as the API refuses an unknown parameter.
+    const unknown = unknownFields((request.body as Record<string, unknown> | undefined) ?? {}, request.routeOptions.config.form ?? []);
+    if (unknown.length > 0) throw new PageError(422, `This form was sent with fields it does not have. ${unknown.map((detail) => `${detail.path}: ${detail.message}`).join(' ')}`);
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -147,7 +165,7 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     return signInPage(request, reply, 200, message);
   });
 
-  app.post('/sign-in', async (request, reply) => {
+  app.post('/sign-in', { config: { form: ['csrf', 'email', 'password'] } }, async (request, reply) => {
     const body = request.body as Record<string, unknown>;
     const email = typeof body.email === 'string' ? body.email.slice(0, 254) : '';
     const password = typeof body.password === 'string' ? body.password : '';
@@ -196,7 +214,7 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     return setPasswordPage(request, reply, 200, token, null);
   });
 
-  app.post('/set-password', async (request, reply) => {
+  app.post('/set-password', { config: { form: ['csrf', 'token', 'password', 'confirm'] } }, async (request, reply) => {
     const body = request.body as Record<string, unknown>;
     const token = typeof body.token === 'string' && body.token.length <= 100 ? body.token : '';
     const password = typeof body.password === 'string' ? body.password : '';
@@ -209,12 +227,12 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     return reply.redirect('/dashboard/sign-in?done=password', 303);
   });
 
-  app.post('/sign-out', async (request, reply) => {
+  app.post('/sign-out', { config: { form: ['csrf'] } }, async (request, reply) => {
     await sessions.end(request, reply, request.signedIn);
     return reply.redirect('/dashboard/sign-in?done=out', 303);
   });
 
-  app.post('/sign-out-everywhere', async (request, reply) => {
+  app.post('/sign-out-everywhere', { config: { form: SIGNED_IN_FORM } }, async (request, reply) => {
     if (request.signedIn) await stores.users.deleteUserSessions(request.signedIn.user.id);
     await sessions.end(request, reply, request.signedIn);
     return reply.redirect('/dashboard/sign-in?done=out', 303);

@@ -4,6 +4,7 @@
 // come from the declarations and the error list, so the guide cannot drift from the API.
 import type { ApiEndpoint } from '../endpoints/types.ts';
 import { ADVICE_OF, STATUS_OF, type ErrorCode } from '../server/errors.ts';
+import { curlCommand } from './samples.ts';
 
 const code = (value: string | null): string => (value === null ? '`null`' : `\`${JSON.stringify(value)}\``);
 
@@ -26,7 +27,6 @@ function errorTable(): string {
 export function guide(endpoints: readonly ApiEndpoint[], baseUrl: string): string {
   const base = baseUrl.replace(/\/+$/, '');
   const first = endpoints.find((endpoint) => endpoint.id === 'snapmsg.profile') ?? endpoints[0];
-  const firstQuery = first ? `${first.path}?${new URLSearchParams(first.exampleQuery)}` : '/v1/account';
   return `Read-only API that scrapes public, logged-out pages of five platforms on demand and returns clean, typed JSON. Every answer is one envelope: \`data\` (the endpoint's own) and \`meta\` (request id, credits, cache).
 
 ## Get a key
@@ -38,12 +38,22 @@ Keys belong to a team, which holds the credits. The account holder signs in to t
 Send the key in \`x-api-key\` (or as \`Authorization: Bearer <key>\`):
 
 \`\`\`sh
-curl -sS '${base}${firstQuery}' -H "x-api-key: $PAGESCRAPE_API_KEY"
+${first ? curlCommand(first, base) : ''}
 \`\`\`
 
 \`\`\`json
-{ "data": { "profile": { "username": "lunavoss", "…": "…" }, "fetchedAt": "2026-11-20T09:30:00.000Z" },
-  "meta": { "requestId": "req_…", "creditsCharged": 1, "creditsRemaining": 999, "cached": false } }
+{
+  "data": {
+    "profile": { "username": "lunavoss", "…": "…" },
+    "fetchedAt": "2026-11-20T09:30:00.000Z"
+  },
+  "meta": {
+    "requestId": "req_…",
+    "creditsCharged": 1,
+    "creditsRemaining": 999,
+    "cached": false
+  }
+}
 \`\`\`
 
 Every endpoint below shows its parameters, an example answer taken from the service, and the same call in curl, TypeScript (the SDK) and Python.
@@ -78,6 +88,13 @@ Each team has a number of requests per rolling 60 seconds (100 by default). Ever
 ## Errors
 
 Every error is \`{ "error": { "code", "message", "requestId", "details"? } }\`; \`details\` lists each invalid parameter (\`path\`, \`message\`). Only a \`200\` is charged.
+
+A parameter the endpoint does not declare is refused, never ignored: a typo such as \`cache-max-age=1d\` would otherwise be a live scrape where a free cache hit was meant. Its detail names it and the closest declared name, and every problem of the query comes back in the same \`422\`:
+
+\`\`\`json
+{ "error": { "code": "VALIDATION_ERROR", "message": "The query parameters are invalid; see details.", "requestId": "req_…",
+  "details": [ { "path": "cache-max-age", "message": "Unknown parameter; did you mean cache_max_age?" } ] } }
+\`\`\`
 
 ${errorTable()}
 

@@ -19,12 +19,21 @@ const literal = (value: string): string => JSON.stringify(value);
 /** A property name as TypeScript writes it: bare when it can be. */
 const property = (name: string): string => (/^[A-Za-z_$][\w$]*$/.test(name) ? name : literal(name));
 
+/**
+ * The call of `endpoint` with its example query in curl, a line for the address and one for each
+ * parameter (curl encodes them and appends them to the address), so that no line runs long.
+ */
+export function curlCommand(endpoint: ApiEndpoint, baseUrl: string): string {
+  const parameters = Object.entries(endpoint.exampleQuery).map(([name, value]) => `  --data-urlencode ${shellQuote(`${name}=${value}`)}`);
+  const address = `curl -sS${parameters.length > 0 ? ' -G' : ''} ${shellQuote(`${baseUrl.replace(/\/+$/, '')}${endpoint.path}`)}`;
+  return [address, ...parameters, '  -H "x-api-key: $PAGESCRAPE_API_KEY"'].join(' \\\n');
+}
+
 function curl(endpoint: ApiEndpoint, baseUrl: string): string {
-  const query = new URLSearchParams(endpoint.exampleQuery).toString();
-  const lines = [`curl -sS ${shellQuote(`${baseUrl}${endpoint.path}${query ? `?${query}` : ''}`)} \\`, '  -H "x-api-key: $PAGESCRAPE_API_KEY"'];
+  const lines = [curlCommand(endpoint, baseUrl)];
   if (endpoint.paging) {
     const { param, field } = endpoint.paging;
-    lines.push('', `# The next page: the same query with ${param}=<data.paging.${field} of this page>`);
+    lines.push('', `# The next page: add --data-urlencode '${param}=<data.paging.${field}>'`);
   }
   return lines.join('\n');
 }

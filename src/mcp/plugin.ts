@@ -9,8 +9,9 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type TObject } from 'typebox';
 import { accountEndpoints } from '../account/endpoints.ts';
-import type { ApiEndpoint, EndpointDeclaration } from '../endpoints/types.ts';
+import type { ApiEndpoint, EndpointDeclaration, ValidationDetail } from '../endpoints/types.ts';
 import { ApiError, sendError } from '../server/errors.ts';
+import { getInProcess } from '../server/in-process.ts';
 import { checkPresentedKey } from '../server/plugins/auth.ts';
 import { Meta } from '../server/plugins/openapi.ts';
 import { fullQuerySchema } from '../server/query.ts';
@@ -30,6 +31,14 @@ export interface McpOptions {
 interface ToolOf {
   tool: Tool;
   endpoint: ApiEndpoint;
+}
+
+/** The error envelope's `error`. */
+interface ErrorOf {
+  code: string;
+  message: string;
+  requestId: string;
+  details?: ValidationDetail[];
 }
 
 /** `socialnet.profile.posts` → `socialnet_profile_posts`. */
@@ -82,21 +91,28 @@ export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { stores, e
       for (const [name, value] of Object.entries(call.params.arguments ?? {})) {
         if (value !== undefined && value !== null) query.set(name, String(value));
       }
-      const answer = await app.inject({
-        method: 'GET',
-        url: `${found.endpoint.path}${query.size > 0 ? `?${query.toString()}` : ''}`,
-        headers: { 'x-api-key': key },
-      });
-      const body = answer.json() as Record<string, unknown> & { error?: { code: string; message: string; requestId: string } };
-      if (answer.statusCode === 200) return { content: [{ type: 'text', text: answer.body }], structuredContent: body };
+      // Held to the size of an HTTP request: arguments are no way around it.
+      const answer = await getInProcess(app, `${found.endpoint.path}${query.size > 0 ? `?${query.toString()}` : ''}`, { 'x-api-key': key });
+      const body = JSON.parse(answer.body) as Record<string, unknown> & { error?: ErrorOf };
+      if (answer.status === 200) return { content: [{ type: 'text', text: answer.body }], structuredContent: body };
       const error = body.error;
+      const details = error?.details ?? [];
       return {
         isError: true,
-        content: [{ type: 'text', text: error ? `${error.code} (HTTP ${answer.statusCode}): ${error.message} Request id ${error.requestId}.` : `HTTP ${answer.statusCode}` }],
-        _meta: { status: answer.statusCode, ...(error ? { code: error.code, requestId: error.requestId } : {}) },
+        content: [
+          {
+            type: 'text',
+            text: error
+              ? [`${error.code} (HTTP ${answer.status}): ${error.message} Request id ${error.requestId}.`, ...details.map((detail) => `- ${detail.path}: ${detail.message}`)].join('\n')
+              : `HTTP ${answer.status}`,
+          },
+        ],
+        _meta: { status: answer.status, ...(error ? { code: error.code, requestId: error.requestId } : {}), ...(details.length > 0 ? { details } : {}) },
       };
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // The transport answers on the raw response: the headers set so far (request id, nosniff) go with it.
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
     reply.hijack();
     reply.raw.on('close', () => {
       void transport.close();

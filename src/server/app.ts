@@ -7,8 +7,9 @@ import type { EndpointDeclaration } from '../endpoints/types.ts';
 import type { Stores } from '../store/types.ts';
 import { answerAndClose, DEFAULT_CONNECTION_LIMITS, edgeServerFactory, type ConnectionLimits } from './connections.ts';
 import { CursorSealer } from './cursors.ts';
-import { ApiError, sendError } from './errors.ts';
+import { ApiError, sendError, stampAnswer } from './errors.ts';
 import { newRequestId } from './ids.ts';
+import { getInProcess, TOO_LARGE } from './in-process.ts';
 import { randomBytes } from 'node:crypto';
 import { Breakers, DEFAULT_BREAKER, type BreakerSettings } from './breakers.ts';
 import { statusPlugin } from './plugins/status.ts';
@@ -109,13 +110,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const answer =
         code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? new ApiError('REQUEST_TIMEOUT', `The request did not arrive in time (headers within ${limits.headersTimeoutMs / 1000} s, all of it within ${limits.requestTimeoutMs / 1000} s).`)
-          : new ApiError('BAD_REQUEST', code === 'HPE_HEADER_OVERFLOW' ? 'The request URL or headers are too large.' : 'The request could not be read.');
+          : new ApiError('BAD_REQUEST', code === 'HPE_HEADER_OVERFLOW' ? TOO_LARGE : 'The request could not be read.');
       answerAndClose(socket, answer, requestId);
       app.log.info({ requestId, status: answer.status, address: socket.remoteAddress, problem: code }, 'client error');
     },
     frameworkErrors: (_error, request, reply) => {
-      reply.header('x-request-id', request.id);
-      sendError(reply, new ApiError('BAD_REQUEST', 'The request could not be read.'), request.id);
+      sendError(stampAnswer(reply, request.id), new ApiError('BAD_REQUEST', 'The request could not be read.'), request.id);
     },
   });
 
@@ -176,10 +176,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     now,
     publicBaseUrl: options.publicBaseUrl,
     baseUrl: () => options.publicBaseUrl ?? listeningUrl(app) ?? 'http://127.0.0.1',
-    callAs: async (keyId, url) => {
-      const response = await app.inject({ method: 'GET', url, headers: { [INTERNAL_CALLER]: `${internalSecret}.${keyId}` } });
-      return { status: response.statusCode, body: response.body };
-    },
+    callAs: (keyId, url) => getInProcess(app, url, { [INTERNAL_CALLER]: `${internalSecret}.${keyId}` }),
   });
   return app;
 }

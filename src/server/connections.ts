@@ -59,7 +59,7 @@ export function answerAndClose(socket: Duplex, error: ApiError, requestId: strin
     .join('');
   socket.end(
     `HTTP/1.1 ${error.status} ${REASONS[error.status] ?? 'Error'}\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `x-request-id: ${requestId}\r\n${headers}Connection: close\r\n\r\n${body}`,
+      `x-request-id: ${requestId}\r\nx-content-type-options: nosniff\r\n${headers}Connection: close\r\n\r\n${body}`,
   );
   socket.resume();
   const linger = setTimeout(() => socket.destroy(), LINGER_MS);

@@ -44,7 +44,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
 
 /** What a client should do about each error: for the reference page and the SDK's error classes. */
 export const ADVICE_OF: Record<ErrorCode, string> = {
-  BAD_REQUEST: 'The cursor or page token is malformed, expired (they last 24 hours) or was issued for another target or filter: start the listing again from its first page.',
+  BAD_REQUEST: 'The cursor or page token is malformed, expired (they last 24 hours) or was issued for another target or filter: start the listing again from its first page. Also a request whose URL and headers exceed 16 KiB (an MCP call too): shorten it.',
   UNAUTHORIZED: 'Send a valid key in `x-api-key` (or `Authorization: Bearer`); a revoked key stays refused. Ask the account holder for a new one.',
   INSUFFICIENT_CREDITS: 'The balance is below the 1 credit a live scrape costs: top up, or ask with `cache_max_age` for a cached result, which is free.',
   KEY_CREDIT_LIMIT: "This key's daily credit limit (`dailyCreditLimit`, credits per UTC day) is spent: the message says when it resets (midnight UTC). Cached results (`cache_max_age`) are still served; an owner can raise the limit (`PATCH /v1/account/keys/{id}`, the dashboard or the CLI). Not charged.",
@@ -53,7 +53,7 @@ export const ADVICE_OF: Record<ErrorCode, string> = {
   METHOD_NOT_ALLOWED: 'Every endpoint answers GET only.',
   REQUEST_TIMEOUT: 'The request was not received in time: send it again.',
   IDEMPOTENCY_IN_PROGRESS: 'A request with the same `Idempotency-Key` is still being answered: wait `Retry-After` (1 s) and send it again with the same key, to get its answer once it is kept. Not charged.',
-  VALIDATION_ERROR: 'Fix the parameters listed in `details` (`path` and `message` for each problem); do not retry unchanged.',
+  VALIDATION_ERROR: 'Fix the parameters listed in `details` (`path` and `message` for each problem; a parameter the endpoint does not declare is one, named with the closest declared name); do not retry unchanged.',
   IDEMPOTENCY_KEY_REUSED: 'The `Idempotency-Key` was used within the last 24 hours for a different request (another path, other parameters or another body): use a fresh key for each distinct request. Not charged.',
   RATE_LIMITED: 'Too many requests for the team in the last 60 seconds: wait for `Retry-After` seconds, then retry. `X-RateLimit-Remaining` tells how close you are.',
   INTERNAL_ERROR: 'An unexpected fault on the service, logged with the request id: retry later, and report the `requestId` if it persists. Not charged.',
@@ -109,6 +109,14 @@ export function errorBody(error: ApiError, requestId: string): string {
 
 /** The content type of every JSON answer. */
 export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The headers every answer carries, set as a request arrives: its id, and `nosniff`, so that no
+ * browser takes a JSON body (which may echo a client's input) for HTML or script.
+ */
+export function stampAnswer(reply: FastifyReply, requestId: string): FastifyReply {
+  return reply.header('x-request-id', requestId).header('x-content-type-options', 'nosniff');
+}
 
 /** Answers with `error` in the envelope, its status and headers. */
 export function sendError(reply: FastifyReply, error: ApiError, requestId: string): FastifyReply {

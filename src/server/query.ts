@@ -1,9 +1,12 @@
 // Query validation of one endpoint: the declaration's schema plus `cache_max_age`, every
-// problem reported at once, then the declaration's own cross-field rules.
+// problem reported at once (a parameter it does not declare is one), then the declaration's own
+// cross-field rules.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { LRUCache } from 'lru-cache';
 import { Type, type TObject } from 'typebox';
 import type { EndpointDeclaration, RawQuery, TargetParams, ValidationDetail } from '../endpoints/types.ts';
 import { EnumParam } from '../endpoints/schemas/common.ts';
+import { unknownNameMessage } from '../../sdk/src/names.ts';
 import { canonicalJson } from './cursors.ts';
 import { validationError, type ApiError } from './errors.ts';
 
@@ -21,12 +24,25 @@ export const staleIfErrorParam = EnumParam(
   'When the live scrape fails with a 502 or a 503, return a cached result of at most this age instead, for 0 credits, with `meta.stale: true`.',
 );
 
-/** The declaration's query schema with the common `cache_max_age` and `stale_if_error` added. */
+/**
+ * The declaration's query schema with the common `cache_max_age` and `stale_if_error` added;
+ * closed: any other parameter is refused.
+ */
 export function fullQuerySchema(endpoint: EndpointDeclaration): TObject {
   return Type.Object(
     { ...endpoint.query.properties, cache_max_age: Type.Optional(cacheMaxAgeParam), stale_if_error: Type.Optional(staleIfErrorParam) },
-    { additionalProperties: true },
+    { additionalProperties: false },
   );
+}
+
+/**
+ * The problem of a name nobody declared: it names the closest declared one when one is close,
+ * else every declared one. `noun` says what the names are (`parameter`, `field`). The rule and
+ * the words are the SDK command line's too (sdk/src/names.ts), which refuses an unknown flag
+ * before it asks.
+ */
+export function unknownName(name: string, declared: readonly string[], noun = 'parameter'): ValidationDetail {
+  return { path: name, message: unknownNameMessage(name, declared, noun) };
 }
 
 export interface ParsedQuery {
@@ -44,12 +60,22 @@ export interface ParsedQuery {
 type Checked = { value: ParsedQuery } | { error: ApiError };
 
 /**
- * Queries remembered per endpoint. Canonicalisation is a pure function of the query; served
- * from memory, a repeated query (the common case: clients poll the same targets) skips the
- * schema check, the platform's URL rules and the cache-key encoding. Measured with
- * `npm run bench` (cache hits): 0.64–0.71x the bare route with it, 0.48x without.
+ * Valid queries remembered per endpoint, the least recently used forgotten first beyond these
+ * bounds. Canonicalisation is a pure function of the query; served from memory, a repeated
+ * query (the common case: clients poll the same targets) skips the schema check, the
+ * platform's URL rules and the cache-key encoding. Measured with `npm run bench` (cache hits):
+ * 0.64–0.71x the bare route with it, 0.48x without. A query is remembered under its declared
+ * parameters alone (one with any other is refused), and what it holds is counted in bytes:
+ * some 3,000 typical queries fit, and at least 60 of the longest (a URL and a cursor at their limits).
  */
-const REMEMBERED_QUERIES = 10_000;
+export const MEMO_LIMITS = { entries: 10_000, bytes: 2 * 1024 * 1024 } as const;
+
+/** Bytes an entry holds at most (two per character), with its objects' overhead. */
+function memoBytes(key: string, { value }: { value: ParsedQuery }): number {
+  let characters = key.length + value.targetKey.length + value.baseKey.length + (value.token?.length ?? 0);
+  for (const [name, param] of Object.entries(value.params)) characters += name.length + param.length;
+  return 2 * characters + 256;
+}
 
 function describe(error: ErrorObject): ValidationDetail {
   const base = error.instancePath.replace(/^\//, '').split('/')[0] ?? '';
@@ -69,30 +95,44 @@ function describe(error: ErrorObject): ValidationDetail {
   }
 }
 
-/**
- * What a query's schema finds wrong with it, one problem per parameter; a parameter given more
- * than once is one. `passed` holds the parameters without a problem, for cross-field rules.
- */
-function schemaProblems(
-  validate: ValidateFunction,
-  query: Record<string, unknown>,
-): { single: RawQuery; passed: RawQuery; details: ValidationDetail[]; add: (detail: ValidationDetail) => void } {
-  const details: ValidationDetail[] = [];
-  const seen = new Set<string>();
-  const add = (detail: ValidationDetail) => {
-    if (seen.has(detail.path)) return;
-    seen.add(detail.path);
-    details.push(detail);
-  };
-  const single: RawQuery = {};
-  for (const [name, value] of Object.entries(query)) {
-    if (Array.isArray(value)) add({ path: name, message: 'Given more than once; give it once' });
-    else single[name] = value as string;
+/** A query schema, compiled, with the names it declares. */
+class QuerySchema {
+  readonly #validate: ValidateFunction;
+  /** The declared names, in the declaration's order. */
+  readonly names: readonly string[];
+  readonly #declared: ReadonlySet<string>;
+
+  constructor(schema: TObject, ajv: Ajv) {
+    this.#validate = ajv.compile(schema);
+    this.names = Object.keys(schema.properties);
+    this.#declared = new Set(this.names);
   }
-  if (!validate(single)) for (const error of validate.errors ?? []) add(describe(error));
-  const passed: RawQuery = {};
-  for (const [name, value] of Object.entries(single)) if (!seen.has(name)) passed[name] = value;
-  return { single, passed, details, add };
+
+  /**
+   * What the schema finds wrong with a query, one problem per parameter: a name it does not
+   * declare is one, and so is a parameter given more than once. `passed` holds the parameters
+   * without a problem, for cross-field rules.
+   */
+  problems(query: Record<string, unknown>): { single: RawQuery; passed: RawQuery; details: ValidationDetail[]; add: (detail: ValidationDetail) => void } {
+    const details: ValidationDetail[] = [];
+    const seen = new Set<string>();
+    const add = (detail: ValidationDetail) => {
+      if (seen.has(detail.path)) return;
+      seen.add(detail.path);
+      details.push(detail);
+    };
+    const single: RawQuery = {};
+    for (const [name, value] of Object.entries(query)) {
+      if (!this.#declared.has(name)) add(unknownName(name, this.names));
+      else if (Array.isArray(value)) add({ path: name, message: 'Given more than once; give it once' });
+      else single[name] = value as string;
+    }
+    const validate = this.#validate;
+    if (!validate(single)) for (const error of validate.errors ?? []) add(describe(error));
+    const passed: RawQuery = {};
+    for (const [name, value] of Object.entries(single)) if (!seen.has(name)) passed[name] = value;
+    return { single, passed, details, add };
+  }
 }
 
 /**
@@ -100,31 +140,36 @@ function schemaProblems(
  * (`rules`, given the parameters that passed). A Fastify validator, like QueryValidator's.
  */
 export class PlainQueryValidator {
-  readonly #validate: ValidateFunction;
+  readonly #schema: QuerySchema;
   readonly #rules: (query: RawQuery) => ValidationDetail[];
 
   constructor(schema: TObject, rules: (query: RawQuery) => ValidationDetail[], ajv: Ajv) {
-    this.#validate = ajv.compile(schema);
+    this.#schema = new QuerySchema(schema, ajv);
     this.#rules = rules;
   }
 
   readonly check = (query: Record<string, unknown> | null): { value: RawQuery } | { error: ApiError } => {
-    const { single, passed, details, add } = schemaProblems(this.#validate, query ?? {});
+    const { single, passed, details, add } = this.#schema.problems(query ?? {});
     for (const detail of this.#rules(passed)) add(detail);
     return details.length > 0 ? { error: validationError(details) } : { value: single };
   };
 }
 
 export class QueryValidator {
-  readonly #validate: ValidateFunction;
+  readonly #schema: QuerySchema;
   readonly #endpoint: EndpointDeclaration;
   readonly #switches: ReadonlySet<string>;
-  readonly #remembered = new Map<string, { value: ParsedQuery }>();
+  readonly #remembered = new LRUCache<string, { value: ParsedQuery }>({ max: MEMO_LIMITS.entries, maxSize: MEMO_LIMITS.bytes, sizeCalculation: (value, key) => memoBytes(key, value) });
 
   constructor(endpoint: EndpointDeclaration, ajv: Ajv) {
     this.#endpoint = endpoint;
-    this.#validate = ajv.compile(fullQuerySchema(endpoint));
+    this.#schema = new QuerySchema(fullQuerySchema(endpoint), ajv);
     this.#switches = new Set(endpoint.switches ?? []);
+  }
+
+  /** What the memo holds now. */
+  get memo(): { entries: number; bytes: number } {
+    return { entries: this.#remembered.size, bytes: this.#remembered.calculatedSize };
   }
 
   /**
@@ -132,20 +177,37 @@ export class QueryValidator {
    * whose `value` replaces `request.query` and whose `error` goes to the error handler.
    */
   readonly check = (query: Record<string, unknown> | null): Checked => {
-    const raw = JSON.stringify(query ?? {});
-    const known = this.#remembered.get(raw);
+    const given = query ?? {};
+    const key = this.#memoKey(given);
+    const known = key === null ? undefined : this.#remembered.get(key);
     if (known !== undefined) return known;
-    const checked = this.#check(query ?? {});
+    const checked = this.#check(given);
     // Only valid queries: each refused one gets an error of its own.
-    if ('value' in checked) {
-      if (this.#remembered.size >= REMEMBERED_QUERIES) this.#remembered.clear();
-      this.#remembered.set(raw, checked);
-    }
+    if (key !== null && 'value' in checked) this.#remembered.set(key, checked);
     return checked;
   };
 
+  /**
+   * The memo's key of a query: the values of the declared parameters, in their declared order.
+   * None for a query with any other parameter, or one given twice (never valid, never remembered).
+   */
+  #memoKey(query: Record<string, unknown>): string | null {
+    const values: (string | null)[] = [];
+    let given = 0;
+    for (const name of this.#schema.names) {
+      const value = query[name];
+      if (value === undefined) values.push(null);
+      else if (typeof value !== 'string') return null;
+      else {
+        values.push(value);
+        given++;
+      }
+    }
+    return Object.keys(query).length === given ? JSON.stringify(values) : null;
+  }
+
   #check(query: Record<string, unknown>): Checked {
-    const { single, details, add, passed } = schemaProblems(this.#validate, query);
+    const { single, details, add, passed } = this.#schema.problems(query);
     // Cross-field rules only on parameters that passed their own checks.
     const normalised = this.#endpoint.normalise(passed);
     if (!normalised.ok) for (const detail of normalised.details) add(detail);

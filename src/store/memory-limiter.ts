@@ -7,7 +7,10 @@
 // exactly `windowMs` after it was admitted (no fixed buckets, no approximation).
 //
 // Memory: at most `limit` numbers per active key; keys whose newest request has left the
-// window are dropped by a lazy sweep (at most once per `sweepIntervalMs`).
+// window are dropped by a lazy sweep (at most once per `sweepIntervalMs`). Keys come from
+// clients (an address failing authentication, an email signing in), so the keys tracked are
+// bounded in number and in bytes too: beyond either bound, the oldest keys not used lately are
+// forgotten first (a team in use is never one of them).
 
 import type { RateDecision, RateLimiter } from './types.ts';
 
@@ -21,6 +24,8 @@ class Log {
   /** The key's limit: the most timestamps this log may ever need. */
   limit: number;
   windowMs: number;
+  /** Hit since the last eviction pass reached it. */
+  used = false;
 
   constructor(limit: number, windowMs: number) {
     this.limit = Math.max(1, limit);
@@ -78,15 +83,29 @@ class Log {
 export interface InProcessRateLimiterOptions {
   /** How often, at most, idle keys are swept out (default 60 s). */
   sweepIntervalMs?: number;
+  /** Keys tracked at most (default 50,000). */
+  maxKeys?: number;
+  /** Bytes the keys and their logs take at most, as `bytes` counts them (default 16 MiB). */
+  maxBytes?: number;
 }
 
+/** What a key's entry holds beyond its key and its timestamps: the log, the map's entry. */
+const ENTRY_OVERHEAD = 256;
+const keyBytes = (key: string): number => 2 * key.length + ENTRY_OVERHEAD;
+
 export class InProcessRateLimiter implements RateLimiter {
+  /** Oldest first (a key given a second chance goes to the back). */
   readonly #logs = new Map<string, Log>();
   readonly #sweepIntervalMs: number;
+  readonly #maxKeys: number;
+  readonly #maxBytes: number;
+  #bytes = 0;
   #lastSweep = -Infinity;
 
   constructor(options: InProcessRateLimiterOptions = {}) {
     this.#sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
+    this.#maxKeys = options.maxKeys ?? 50_000;
+    this.#maxBytes = options.maxBytes ?? 16 * 1024 * 1024;
   }
 
   /** Number of keys currently tracked (for tests and metrics). */
@@ -94,15 +113,22 @@ export class InProcessRateLimiter implements RateLimiter {
     return this.#logs.size;
   }
 
+  /** Bytes the tracked keys and their logs take (two per character of a key, eight per timestamp, and a fixed overhead). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   async hit(key: string, limit: number, windowMs: number, now: number = Date.now()): Promise<RateDecision> {
     checkArgs(limit, windowMs, now);
     this.#maybeSweep(now);
 
     let log = this.#logs.get(key);
+    const held = log === undefined ? 0 : keyBytes(key) + log.buf.byteLength;
     if (log) {
       log.windowMs = windowMs;
       log.resize(limit);
       log.expire(now, windowMs);
+      log.used = true;
     }
     const used = log?.size ?? 0;
     const allowed = used < limit;
@@ -114,7 +140,10 @@ export class InProcessRateLimiter implements RateLimiter {
       log.push(now);
     } else if (log && log.size === 0) {
       this.#logs.delete(key);
+      log = undefined;
     }
+    this.#bytes += (log === undefined ? 0 : keyBytes(key) + log.buf.byteLength) - held;
+    this.#evict(key);
 
     const after = allowed ? used + 1 : used;
     const remaining = Math.max(0, limit - after);
@@ -131,8 +160,29 @@ export class InProcessRateLimiter implements RateLimiter {
     if (now - this.#lastSweep < this.#sweepIntervalMs && now >= this.#lastSweep) return;
     this.#lastSweep = now;
     for (const [key, log] of this.#logs) {
-      if (log.size === 0 || now - log.newest() >= log.windowMs) this.#logs.delete(key);
+      if (log.size === 0 || now - log.newest() >= log.windowMs) this.#forget(key, log);
     }
+  }
+
+  /**
+   * Forgets keys while over a bound, the oldest first, but one used since the last pass gets a
+   * second chance at the back (the clock algorithm: close to least recently used, at no cost to
+   * a hit); never the key just used.
+   */
+  #evict(current: string): void {
+    while (this.#logs.size > 1 && (this.#logs.size > this.#maxKeys || this.#bytes > this.#maxBytes)) {
+      const [key, log] = this.#logs.entries().next().value as [string, Log];
+      this.#logs.delete(key);
+      if (log.used || key === current) {
+        log.used = false;
+        this.#logs.set(key, log);
+      } else this.#bytes -= keyBytes(key) + log.buf.byteLength;
+    }
+  }
+
+  #forget(key: string, log: Log): void {
+    this.#logs.delete(key);
+    this.#bytes -= keyBytes(key) + log.buf.byteLength;
   }
 }
 

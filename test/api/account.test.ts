@@ -75,6 +75,21 @@ describe('account endpoints', () => {
     assert.deepEqual(await problems('to=2026-01-01&to=2026-01-02'), [{ path: 'to', message: 'Given more than once; give it once' }]);
   });
 
+  test('every account endpoint: 422 for parameters it does not declare, all listed, each with the closest declared name; nothing counted as done', async () => {
+    const problems = async (url: string) => expectError(await h.get(url), 422, 'VALIDATION_ERROR', { authed: true }).details;
+    assert.deepEqual(await problems('/v1/account?verbose=1'), [{ path: 'verbose', message: 'Unknown parameter; this endpoint takes none' }]);
+    assert.deepEqual(await problems('/v1/account/usage?form=2026-01-01&To=2026-01-02&x=1'), [
+      { path: 'form', message: 'Unknown parameter; did you mean from?' },
+      { path: 'To', message: 'Unknown parameter; did you mean to?' },
+      { path: 'x', message: 'Unknown parameter; the parameters are from, to' },
+    ]);
+    // An unknown name beside an invalid value of a declared one: both at once.
+    assert.deepEqual(await problems('/v1/account/requests?status=20&end_point=/v1/snapmsg/profile'), [
+      { path: 'end_point', message: 'Unknown parameter; did you mean endpoint?' },
+      { path: 'status', message: 'Has an invalid format' },
+    ]);
+  });
+
   test('GET /v1/account/requests: the team\'s records newest first, 50 a page, with signed cursors bound to the filters', async () => {
     const team = await h.newTeam(100, 1000);
     const other = await h.newTeam(100, 1000);

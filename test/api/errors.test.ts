@@ -96,6 +96,14 @@ const VIOLATIONS: Record<string, (endpoint: EndpointDeclaration) => ExtractResul
   },
 };
 
+/** How often the cache was looked up for `endpoint` (the api_cache_lookups_total counter). */
+async function cacheLookups(h: Harness, endpoint: string): Promise<number> {
+  const text = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+  let total = 0;
+  for (const match of text.matchAll(/^api_cache_lookups_total\{([^}]*)\} (\d+)$/gm)) if ((match[1] ?? '').includes(`endpoint="${endpoint}"`)) total += Number(match[2]);
+  return total;
+}
+
 describe('error answers on every endpoint', () => {
   let h: Harness;
   before(async () => {
@@ -384,12 +392,30 @@ describe('error answers on every endpoint', () => {
         });
       }
 
-      test('unknown parameters are ignored, also in the cache key', async () => {
-        success(await get(example));
+      test('422 for parameters the endpoint does not declare, each named with the closest declared name, before the cache and the credits', async () => {
+        success(await get(urlOf(endpoint, { cache_max_age: '1d' })));
         const calls = h.calls.length;
-        const hit = success(await get(urlOf(endpoint, { foo: 'bar', utm_source: 'x', cache_max_age: '1d' })));
-        assert.equal(hit.meta.cached, true);
-        assert.equal(h.calls.length, calls);
+        const lookups = await cacheLookups(h, endpoint.id);
+        const first = Object.keys(endpoint.exampleQuery)[0] ?? '';
+        // A typo of cache_max_age would have been a live scrape; a made-up name, a near miss of a
+        // declared one (also given twice) and a tracking parameter are refused in the same answer.
+        const query = new URLSearchParams({ ...endpoint.exampleQuery, 'cache-max-age': '1d', foo: 'bar', [`${first}x`]: 'y', utm_source: 'x' });
+        query.append(`${first}x`, 'z');
+        const error = await uncharged(h.team.id, async () => expectError(await get(`${endpoint.path}?${query.toString()}`), 422, 'VALIDATION_ERROR', { authed: true }));
+        const declared = [...Object.keys(endpoint.query.properties), 'cache_max_age', 'stale_if_error'];
+        assert.deepEqual(error.details, [
+          { path: 'cache-max-age', message: 'Unknown parameter; did you mean cache_max_age?' },
+          { path: 'foo', message: `Unknown parameter; the parameters are ${declared.join(', ')}` },
+          { path: `${first}x`, message: `Unknown parameter; did you mean ${first}?` },
+          { path: 'utm_source', message: `Unknown parameter; the parameters are ${declared.join(', ')}` },
+        ]);
+        // Every problem of the query at once: an unknown name beside missing and invalid ones.
+        const required = Object.keys(endpoint.exampleQuery);
+        const mixed = expectError(await get(without(endpoint, required, { cache_max_age: '2d', 'cache-max-age': '1d' })), 422, 'VALIDATION_ERROR', { authed: true });
+        const expected = endpoint.id === 'socialnet.profile.posts' ? ['url'] : required;
+        assert.deepEqual(mixed.details?.map((detail) => detail.path).sort(), ['cache-max-age', 'cache_max_age', ...expected].sort());
+        assert.equal(h.calls.length, calls, 'nothing scraped');
+        assert.equal(await cacheLookups(h, endpoint.id), lookups, 'the cache was not even looked up');
       });
 
       // ------------------------------------------------------------------ 429

@@ -92,6 +92,59 @@ describe('MCP at /mcp', () => {
     }
   });
 
+  test('every tool input schema is closed, and unknown arguments are refused as the API refuses them: all named, none charged', async () => {
+    const client = await connect(h.key);
+    try {
+      const { tools } = await client.listTools();
+      for (const tool of tools) assert.equal((tool.inputSchema as { additionalProperties?: unknown }).additionalProperties, false, tool.name);
+      const before = await h.balance();
+      const calls = h.calls.length;
+      const refused = await client.callTool({ name: 'snapmsg_profile', arguments: { username: 'lunavoss', 'cache-max-age': '1d', junk: 'x'.repeat(10_000) } });
+      assert.equal(refused.isError, true);
+      const meta = refused._meta as { status: number; code: string; details: { path: string; message: string }[] };
+      assert.equal(meta.status, 422);
+      assert.equal(meta.code, 'VALIDATION_ERROR');
+      assert.deepEqual(meta.details, [
+        { path: 'cache-max-age', message: 'Unknown parameter; did you mean cache_max_age?' },
+        { path: 'junk', message: 'Unknown parameter; the parameters are username, cache_max_age, stale_if_error' },
+      ]);
+      const text = (refused.content as { type: string; text: string }[])[0]?.text ?? '';
+      assert.match(text, /^VALIDATION_ERROR \(HTTP 422\): .+ Request id req_[A-Za-z0-9_-]+\.\n- cache-max-age: Unknown parameter; did you mean cache_max_age\?\n- junk: Unknown parameter; the parameters are username, cache_max_age, stale_if_error$/);
+      const account = await client.callTool({ name: 'get_account', arguments: { verbose: true } });
+      assert.equal((account._meta as { code: string }).code, 'VALIDATION_ERROR');
+      assert.equal(await h.balance(), before, 'nothing charged');
+      assert.equal(h.calls.length, calls, 'nothing scraped');
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('an argument too long for a URL is refused as an HTTP request of that size is, before anything else', async () => {
+    const junk = 'x'.repeat(60_000);
+    const http = await fetch(`${base}/v1/snapmsg/profile?username=lunavoss&cache_max_age=30d&junk=${junk}`, { headers: { 'x-api-key': h.key } });
+    assert.equal(http.status, 400);
+    const expected = ((await http.json()) as { error: { code: string; message: string } }).error;
+    assert.equal(expected.code, 'BAD_REQUEST');
+    const client = await connect(h.key);
+    try {
+      const remaining = async () => Number((await h.get('/v1/account')).headers['x-ratelimit-remaining']);
+      const before = await remaining();
+      const refused = await client.callTool({ name: 'snapmsg_profile', arguments: { username: 'lunavoss', cache_max_age: '30d', junk } });
+      assert.equal(refused.isError, true);
+      const meta = refused._meta as { status: number; code: string; requestId: string };
+      assert.deepEqual([meta.status, meta.code], [400, 'BAD_REQUEST']);
+      assert.match(meta.requestId, /^req_/);
+      assert.equal((refused.content as { text: string }[])[0]?.text, `BAD_REQUEST (HTTP 400): ${expected.message} Request id ${meta.requestId}.`);
+      // Not admitted, like the HTTP request Node refuses before it is read: the rate window saw only our two probes.
+      assert.equal(await remaining(), before - 1);
+      // A declared argument that long is refused the same way.
+      const long = await client.callTool({ name: 'linkpage_a_profile', arguments: { url: `https://linkpage-a.example/${'a'.repeat(20_000)}` } });
+      assert.equal((long._meta as { code: string }).code, 'BAD_REQUEST');
+    } finally {
+      await client.close();
+    }
+  });
+
   test('without a valid key: 401 before any tool is listed', async () => {
     const response = await fetch(`${base}/mcp`, {
       method: 'POST',

@@ -64,6 +64,11 @@ describe('platform resilience', () => {
     const body = response.json() as { data: { platforms: Record<string, unknown> }; meta: { requestId: string } };
     assert.deepEqual(Object.keys(body.data.platforms).sort(), ['linkpage-a', 'linkpage-b', 'shopfront', 'snapmsg', 'socialnet']);
     assert.equal(body.meta.requestId, response.headers['x-request-id']);
+    // It takes no parameter, and says so, as every endpoint does.
+    const typo = await h.app.inject({ method: 'GET', url: '/v1/status?platform=snapmsg' });
+    assert.equal(typo.statusCode, 422);
+    assert.deepEqual((typo.json() as { error: { code: string; details: unknown } }).error.details, [{ path: 'platform', message: 'Unknown parameter; this endpoint takes none' }]);
+    assert.equal(typo.headers['x-ratelimit-limit'], undefined, 'still not counted');
   });
 
   test('stale_if_error: a failed live scrape returns the cached result of at most that age, free, marked stale; without one, or too old, the failure stands', async () => {

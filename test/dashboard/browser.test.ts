@@ -9,7 +9,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { issuePasswordLink } from '../../src/account/users.ts';
+import { generateKey } from '../../src/server/keys.ts';
+import type { Role } from '../../src/store/types.ts';
 import { startHarness, type Harness } from '../api/harness.ts';
+import { assertFits } from '../support/layout.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const PASSWORD = 'a long enough password';
@@ -30,12 +33,25 @@ describe('the dashboard in Chromium', () => {
     await h?.close();
   });
 
-  /** A new owner of a new team with `credits`, and the path of its set-password link. */
-  async function newOwner(credits: number): Promise<{ teamId: string; email: string; link: string }> {
+  /** A new user (an owner unless told) of a new team with `credits`, and its set-password link. */
+  async function newUser(credits: number, role: Role = 'owner'): Promise<{ teamId: string; userId: string; email: string; link: string }> {
     const team = await h.stores.accounts.createTeam({ name: `Team ${Math.random().toString(36).slice(2, 7)}`, credits, rateLimit: 100 });
-    const email = `owner-${Math.random().toString(36).slice(2, 8)}@example.com`;
-    const user = await h.stores.users.createUser({ teamId: team.id, email, role: 'owner' });
-    return { teamId: team.id, email, link: await issuePasswordLink(h.stores.users, user.id, base, Date.now()) };
+    const email = `${role}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+    const user = await h.stores.users.createUser({ teamId: team.id, email, role });
+    return { teamId: team.id, userId: user.id, email, link: await issuePasswordLink(h.stores.users, user.id, base, Date.now()) };
+  }
+
+  /** Sets the password from `link` and signs in. */
+  async function signIn(page: Page, email: string, link: string): Promise<void> {
+    await page.goto(link);
+    await page.getByLabel('New password').fill(PASSWORD);
+    await page.getByLabel('Confirm password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Set password' }).click();
+    await page.getByText('Your password is set').waitFor();
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
   }
 
   const api = async (key: string) => {
@@ -44,28 +60,14 @@ describe('the dashboard in Chromium', () => {
     return response.status;
   };
 
-  async function noHorizontalScroll(page: Page, what: string): Promise<void> {
-    // Evaluated in the page (a string: this file is compiled without the DOM's types).
-    const widths = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, view: window.innerWidth })')) as { scroll: number; view: number };
-    assert.ok(widths.scroll <= widths.view, `${what}: ${widths.scroll} px of content in a ${widths.view} px window`);
-  }
-
   test('by mouse: set a password, sign in, create a key and read it once, use it, watch balance, usage and ledger, revoke it, sign out', async () => {
-    const { email, link } = await newOwner(20);
+    const { email, link } = await newUser(20);
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
     try {
-      await page.goto(link);
-      await page.getByLabel('New password').fill(PASSWORD);
-      await page.getByLabel('Confirm password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Set password' }).click();
-      await page.getByText('Your password is set').waitFor();
-      await page.getByLabel('Email').fill(email);
-      await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('heading', { name: 'Overview' }).waitFor();
+      await signIn(page, email, link);
       assert.equal(await page.locator('#balance').textContent(), '20');
       for (const name of ['Overview', 'Keys', 'Usage', 'Ledger', 'Try it']) assert.ok(await page.getByRole('link', { name, exact: true }).isVisible(), name);
       if (SHOTS) {
@@ -118,7 +120,7 @@ describe('the dashboard in Chromium', () => {
   });
 
   test('by keyboard alone: sign in, create a key, revoke it, sign out', async () => {
-    const { email, link } = await newOwner(5);
+    const { email, link } = await newUser(5);
     const context = await browser.newContext();
     const page = await context.newPage();
     /** Tabs until the focused element has this accessible name (or label), at most 40 times. */
@@ -177,25 +179,95 @@ describe('the dashboard in Chromium', () => {
     }
   });
 
-  test('every page reads at 375 pixels wide without scrolling sideways', async () => {
-    const { email, link } = await newOwner(5);
-    const context = await browser.newContext({ viewport: { width: 375, height: 800 }, isMobile: true });
+  test('every page at 1280 and 375 pixels wide: nothing cut off, every action in reach, charts read true', async () => {
+    // An operator (who sees the most) of a team with keys, one of them revoked and one with a
+    // long name, requests of several kinds (live, a cache hit, refused), and a user with a long address.
+    const { teamId, userId, email, link } = await newUser(50, 'operator');
+    const newLink = () => issuePasswordLink(h.stores.users, userId, base, Date.now());
+    const makeKey = async (name: string) => {
+      const generated = generateKey();
+      const record = await h.stores.accounts.createKey({ teamId, name, hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
+      return { id: record.id, key: generated.key };
+    };
+    const production = await makeKey('production');
+    await makeKey('integration-tests-of-the-eu-west-region-for-the-nightly-billing-run-0123456789');
+    await h.stores.accounts.revokeKey((await makeKey('retired')).id);
+    const call = async (query: string) => (await fetch(`${base}/v1/snapmsg/profile?${query}`, { headers: { 'x-api-key': production.key } })).arrayBuffer();
+    for (const query of ['username=lunavoss', 'username=lunavoss', 'username=lunavoss&cache_max_age=1d', 'username=lunavoss', 'username=']) await call(query);
+    await h.app.writeRecords();
+    const member = await h.stores.users.createUser({ teamId, email: 'a.very.long.address.of.the.accounts.department@subsidiary.example.com', role: 'member' });
+
+    for (const viewport of [{ width: 1280, height: 900 }, { width: 375, height: 800 }]) {
+      const context = await browser.newContext({ viewport, isMobile: viewport.width < 500 });
+      const page = await context.newPage();
+      try {
+        await page.goto(`${base}/dashboard/sign-in`);
+        await assertFits(page, 'sign in');
+        await page.goto(`${base}/dashboard/nothing`);
+        await assertFits(page, 'a missing page');
+        const setPassword = viewport.width === 1280 ? link : await newLink();
+        await page.goto(setPassword);
+        await assertFits(page, 'set password');
+        await signIn(page, email, setPassword);
+        const active = (await h.stores.accounts.listKeys(teamId)).filter((key) => key.revokedAt === null).length;
+        const others = (await h.stores.users.listUsers(teamId)).filter((user) => user.disabledAt === null && user.email !== email).length;
+        const pages: [string, string[]][] = [
+          ['/dashboard', ['Show team', 'Add credits', 'Sign out everywhere', 'Sign out']],
+          ['/dashboard/keys', ['Create key', ...Array<string>(active).fill('Revoke')]],
+          [`/dashboard/keys/${production.id}/revoke`, ['Revoke key']],
+          ['/dashboard/usage', ['Filter']],
+          ['/dashboard/ledger', []],
+          ['/dashboard/users', ['Add user', ...Array<string>(others).fill('Disable')]],
+          [`/dashboard/users/${member.id}/disable`, ['Disable user']],
+          ['/dashboard/try?endpoint=socialnet.profile.posts', ['Choose', 'Run']],
+        ];
+        for (const [path, actions] of pages) {
+          await page.goto(`${base}${path}`);
+          await assertFits(page, path);
+          const buttons = (await page.getByRole('button').allTextContents()).map((text) => text.trim());
+          for (const action of new Set(actions)) assert.equal(buttons.filter((text) => text === action).length, actions.filter((name) => name === action).length, `${path}: ${action}`);
+        }
+        // Pages that show a result: a new key, a new user's link, a run of Try it.
+        await page.goto(`${base}/dashboard/keys`);
+        await page.getByLabel('Key name').fill(`made at ${viewport.width}`);
+        await page.getByRole('button', { name: 'Create key' }).click();
+        await page.getByLabel('New key').waitFor();
+        await assertFits(page, 'a new key');
+        await page.goto(`${base}/dashboard/users`);
+        await page.getByLabel("New user's email").fill(`new-${viewport.width}-${Math.random().toString(36).slice(2, 8)}@example.com`);
+        await page.getByRole('button', { name: 'Add user' }).click();
+        await page.getByLabel('Set-password link').waitFor();
+        await assertFits(page, 'a new user');
+        await page.goto(`${base}/dashboard/try?endpoint=snapmsg.profile`);
+        await page.getByLabel('username').fill('lunavoss');
+        await page.getByRole('button', { name: 'Run' }).click();
+        await page.getByRole('heading', { name: 'Result' }).waitFor();
+        await assertFits(page, 'a result of Try it');
+      } finally {
+        await context.close();
+      }
+    }
+
+    // Shares are drawn on a 0-100% scale: against the requests chart, whose largest bar is full.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     try {
-      await page.goto(link);
-      await noHorizontalScroll(page, 'set password');
-      await page.getByLabel('New password').fill(PASSWORD);
-      await page.getByLabel('Confirm password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Set password' }).click();
-      await noHorizontalScroll(page, 'sign in');
-      await page.getByLabel('Email').fill(email);
-      await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('heading', { name: 'Overview' }).waitFor();
-      for (const path of ['/dashboard', '/dashboard/keys', '/dashboard/usage', '/dashboard/ledger', '/dashboard/try?endpoint=socialnet.profile.posts']) {
-        await page.goto(`${base}${path}`);
-        await noHorizontalScroll(page, path);
-      }
+      await signIn(page, email, await newLink());
+      await page.goto(`${base}/dashboard/usage`);
+      const totals = await h.stores.requests.totals(teamId, 0);
+      const today = totals.days.at(-1)!;
+      const profile = totals.endpoints.find((endpoint) => endpoint.endpoint === '/v1/snapmsg/profile')!;
+      assert.ok(today.cached > 0 && today.cached < today.requests, 'a share strictly between 0 and 100%');
+      // A chart by its title (its accessible name may go on with its description).
+      const chartNamed = (title: string) => page.getByRole('img', { name: new RegExp(`^${title}(\\s|$)`) });
+      const bar = (chart: string, label: string, size: 'height' | 'width') =>
+        chartNamed(chart).locator('rect.bar').filter({ has: page.locator('title', { hasText: new RegExp(`^${label}: `) }) }).getAttribute(size).then(Number);
+      const dayShare = (await bar('Cache-hit share per day', today.day, 'height')) / (await bar('Requests per day', today.day, 'height'));
+      assert.ok(Math.abs(dayShare - today.cached / today.requests) < 0.01, `the day's share is drawn as ${dayShare}, not ${today.cached / today.requests}`);
+      const endpointShare = (await bar('Cache-hit share per endpoint', profile.endpoint, 'width')) / (await bar('Requests per endpoint', profile.endpoint, 'width'));
+      assert.ok(Math.abs(endpointShare - profile.cached / profile.requests) < 0.01, `the endpoint's share is drawn as ${endpointShare}, not ${profile.cached / profile.requests}`);
+      const scale = await chartNamed('Cache-hit share per day').locator('text').allTextContents();
+      assert.ok(scale.includes('100%'), `the share's axis is marked 100%: ${scale.join(', ')}`);
     } finally {
       await context.close();
     }

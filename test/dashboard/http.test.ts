@@ -111,6 +111,48 @@ describe('dashboard over HTTP', () => {
     assert.equal((await anonymous.request('POST', '/dashboard/sign-in', { email: 'a@example.com', password: PASSWORD })).status, 403, 'sign-in needs the form token too');
   });
 
+  test('a form posted with a field the dashboard does not put in it is refused (422, each named with the closest field) and changes nothing', async () => {
+    const team = await h.newTeam(5, 100);
+    const { browser } = await signedIn(h, team.team.id, 'owner');
+    await browser.get('/dashboard/keys');
+    const before = await keyIdsOf(h, team.team.id);
+    const page = await browser.post('/dashboard/keys', { name: 'typo', nmae: 'x', admin: '1' });
+    assert.equal(page.status, 422);
+    assert.match(page.body, /nmae: Unknown field; did you mean name\?/);
+    assert.match(page.body, /admin: Unknown field; the fields are csrf, team, name/);
+    assert.deepEqual(await keyIdsOf(h, team.team.id), before, 'no key made');
+    // Try it: its parameters (q.*) are the endpoint's, and the API refuses an unknown one itself.
+    await browser.get('/dashboard/try?endpoint=snapmsg.profile');
+    const tried = await browser.post('/dashboard/try', { endpoint: 'snapmsg.profile', key: team.keyId, 'q.username': 'lunavoss', 'q.cache-max-age': '1d' });
+    assert.equal(tried.status, 200);
+    assert.match(tried.body, /id="try-status">422</);
+    assert.match(tried.body, /did you mean cache_max_age\?/);
+    assert.equal(await h.balance(team.team.id), 5, 'not charged');
+    const extra = await browser.post('/dashboard/try', { endpoint: 'snapmsg.profile', key: team.keyId, 'q.username': 'lunavoss', endpont: 'snapmsg.profile' });
+    assert.equal(extra.status, 422);
+    assert.match(extra.body, /endpont: Unknown field; did you mean endpoint\?/);
+    // Before sign-in too.
+    const anonymous = new Browser(h);
+    await anonymous.get('/dashboard/sign-in');
+    const signIn = await anonymous.post('/dashboard/sign-in', { email: 'a@example.com', password: PASSWORD, remember: 'yes' });
+    assert.equal(signIn.status, 422);
+    assert.match(signIn.body, /remember: Unknown field; the fields are csrf, email, password/);
+  });
+
+  test('the try-it panel is held to the size of an HTTP request, as MCP is', async () => {
+    const team = await h.newTeam(5, 100);
+    const { browser } = await signedIn(h, team.team.id, 'owner');
+    const form = await browser.get('/dashboard/try?endpoint=linkpage-a.profile');
+    // Sent raw in a 6 KB form, each `~` is three bytes of the request's URL: over 16 KiB.
+    const payload = `csrf=${csrfOf(form)}&endpoint=linkpage-a.profile&key=${team.keyId}&q.cache_max_age=1d&q.url=https://linkpage-a.example/${'~'.repeat(6_000)}`;
+    const cookie = [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const tried = await h.app.inject({ method: 'POST', url: '/dashboard/try', remoteAddress: browser.address, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload });
+    assert.equal(tried.statusCode, 200);
+    assert.match(tried.body, /id="try-status">400</);
+    assert.match(tried.body, /The request URL or headers are too large/);
+    assert.equal(await h.balance(team.team.id), 5, 'not charged');
+  });
+
   test('sign-in attempts are limited per account and per address', async () => {
     const { email } = await userWithPassword(h, h.team.id, 'member');
     const browser = new Browser(h);

@@ -55,6 +55,9 @@ async function pythonWithRequests(): Promise<string> {
   throw new Error('No Python with requests: the Python samples need it (Debian package python3-requests; .ci/run installs it)');
 }
 
+/** The guide's first shell sample. */
+const firstCall = (guide: string): string => /^```sh\n([\s\S]*?)\n```$/m.exec(guide)?.[1] ?? '';
+
 describe('the reference page', () => {
   let service: Service;
   let document: Document;
@@ -71,7 +74,11 @@ describe('the reference page', () => {
     for (const heading of ['Get a key', 'First call', 'Credits and the cache', 'Paging', 'Rate limits', 'Errors', 'Test mode', 'SDK, command line and MCP']) {
       assert.match(guide, new RegExp(`^## ${heading}$`, 'm'), heading);
     }
-    assert.ok(guide.includes(`curl -sS '${service.base}/v1/snapmsg/profile?username=lunavoss' -H "x-api-key: $PAGESCRAPE_API_KEY"`));
+    assert.deepEqual(firstCall(guide).split('\n'), [
+      `curl -sS -G '${service.base}/v1/snapmsg/profile' \\`,
+      "  --data-urlencode 'username=lunavoss' \\",
+      '  -H "x-api-key: $PAGESCRAPE_API_KEY"',
+    ]);
     for (const endpoint of all.filter((candidate) => candidate.paging)) {
       const paging = endpoint.paging!;
       assert.ok(guide.includes(`| \`${endpoint.path}\` | \`data.${paging.items}\` | \`${paging.param}\` | \`data.paging.${paging.field}\` | \`data.paging.${paging.flag}\` |`), endpoint.path);
@@ -116,6 +123,8 @@ describe('the reference page', () => {
     symlinkSync(join(ROOT, 'sdk'), join(dir, 'node_modules', '@pagescrape', 'sdk'));
     writeFileSync(join(dir, 'package.json'), '{ "type": "module" }');
     const env = { ...process.env, PAGESCRAPE_API_KEY: service.keys.live };
+    const first = await run('sh', ['-c', firstCall(document.info.description)], { env });
+    assert.equal((JSON.parse(first.stdout) as { data: { profile: { username: string } } }).data.profile.username, 'lunavoss', "the guide's first call");
     for (const endpoint of all) {
       const [curl, typescript, py] = document.paths[endpoint.path]?.get['x-codeSamples'] ?? [];
       assert.ok(curl && typescript && py);

@@ -88,7 +88,7 @@ describe('pagescrape, the command line', () => {
     assert.equal(lines(listed.stdout).length, 480);
     const unknown = await cli(['get', '/v1/snapmsg/profile?usernme=x']);
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /has no parameter --usernme/);
+    assert.match(unknown.stderr, /\n {2}--usernme: Unknown parameter; did you mean --username\?\n/);
   });
 
   test('get prints the answer as JSON', async () => {
@@ -242,6 +242,22 @@ describe('pagescrape, the command line', () => {
     assert.match((await cli(['--version'])).stdout, /^\d+\.\d+\.\d+\n$/);
   });
 
+  test('unknown parameters are refused before any request, all at once, as the API refuses them: each with the closest declared name', async () => {
+    const ran = await cli(['get', '/v1/socialnet/profile/posts', '--url', 'https://www.socialnet.example/tidewaterkitchen', '--cache-max-age', '1d', '--foo', 'x']);
+    assert.equal(ran.code, 2);
+    assert.equal(ran.stdout, '');
+    assert.match(
+      ran.stderr,
+      /^pagescrape: \/v1\/socialnet\/profile\/posts does not take these parameters:\n {2}--cache-max-age: Unknown parameter; did you mean --cache_max_age\?\n {2}--foo: Unknown parameter; the parameters are --url, --pageId, --cursor, --cache_max_age, --stale_if_error\n/,
+    );
+    // The API words its details the same way.
+    const api = await fetch(`${service.base}/v1/socialnet/profile/posts?url=https://www.socialnet.example/tidewaterkitchen&cache-max-age=1d&foo=x`, { headers: { 'x-api-key': service.keys.live } });
+    assert.deepEqual(((await api.json()) as { error: { details: unknown } }).error.details, [
+      { path: 'cache-max-age', message: 'Unknown parameter; did you mean cache_max_age?' },
+      { path: 'foo', message: 'Unknown parameter; the parameters are url, pageId, cursor, cache_max_age, stale_if_error' },
+    ]);
+  });
+
   test('exit codes by error class', async () => {
     const closed = createServer().listen(0, '127.0.0.1');
     await once(closed, 'listening');
@@ -250,7 +266,7 @@ describe('pagescrape, the command line', () => {
     const cases: [string[], NodeJS.ProcessEnv, number, RegExp][] = [
       [[], {}, 2, /Usage/],
       [['get', '/v1/nowhere'], {}, 2, /Unknown path/],
-      [['get', '/v1/snapmsg/profile', '--usernme', 'x'], {}, 2, /has no parameter --usernme/],
+      [['get', '/v1/snapmsg/profile', '--usernme', 'x'], {}, 2, /\n {2}--usernme: Unknown parameter; did you mean --username\?\n/],
       [['get', '/v1/snapmsg/profile', '--username'], {}, 2, /needs a value/],
       [['get', '/v1/snapmsg/profile', '--username', 'no spaces'], {}, 2, /VALIDATION_ERROR \(HTTP 422\).*\n {2}username: /],
       [['account'], { PAGESCRAPE_API_KEY: '' }, 3, /no API key/],

@@ -396,6 +396,31 @@ describe('InProcessRateLimiter memory', () => {
     assert.equal(limiter.size, 1, 'keys whose requests all left the window are gone; the new one stays');
   });
 
+  test('bounded in keys and in bytes, whatever the clients send: the least recently used key is forgotten first', async () => {
+    const t0 = 1_700_000_000_000;
+    // Failed authentications from 1,000 addresses, while a team keeps making requests.
+    const limiter = new InProcessRateLimiter({ maxKeys: 100 });
+    const team = async (at: number) => (await limiter.hit('team_1', 1_000, 60_000, at)).remaining;
+    let used = 0;
+    for (let k = 0; k < 1_000; k++) {
+      await limiter.hit(`authfail:10.0.${k >> 8}.${k & 255}`, 30, 60_000, t0 + k);
+      if (k % 10 === 0) assert.equal(await team(t0 + k), 1_000 - ++used);
+      assert.ok(limiter.size <= 100, `${limiter.size} keys`);
+    }
+    assert.equal(await team(t0 + 1_000), 1_000 - ++used, 'the team, in use all along, kept its count');
+    // Long keys (sign-in attempts under made-up emails) are bounded by their bytes.
+    const bytes = 256 * 1024;
+    const small = new InProcessRateLimiter({ maxBytes: bytes });
+    for (let k = 0; k < 2_000; k++) await small.hit(`signin:user:${String(k).padStart(250, 'x')}@example.com`, 10, 900_000, t0);
+    assert.ok(small.bytes <= bytes, `${small.bytes} bytes`);
+    assert.ok(small.size > 100 && small.size < 2_000, `${small.size} keys`);
+    // And by default.
+    const unbounded = new InProcessRateLimiter();
+    for (let k = 0; k < 60_000; k++) await unbounded.hit(`authfail:${k}`, 30, 60_000, t0);
+    assert.ok(unbounded.size <= 50_000, `${unbounded.size} keys by default`);
+    assert.ok(unbounded.bytes <= 16 * 1024 * 1024, `${unbounded.bytes} bytes by default`);
+  });
+
   test('rejects nonsensical limits', async () => {
     const limiter = new InProcessRateLimiter();
     await assert.rejects(limiter.hit('k', 0, 60_000));

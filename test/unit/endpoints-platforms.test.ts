@@ -195,12 +195,13 @@ test('the five declarations, in order, with their paging styles', () => {
   assert.equal(snapmsgProfile.paging, undefined);
   for (const endpoint of platformEndpoints) {
     assert.equal(typeof endpoint.extractor, 'function');
-    assert.equal(schemaOption(endpoint.query, 'additionalProperties'), true);
+    assert.equal(schemaOption(endpoint.query, 'additionalProperties'), false, 'a parameter it does not declare is refused');
     assert.ok(!('cache_max_age' in endpoint.query.properties));
     assert.ok('fetchedAt' in endpoint.data.properties);
     assert.equal(schemaOption(endpoint.data, 'additionalProperties'), false);
     const validateQuery = ajv.compile(endpoint.query);
-    assert.ok(validateQuery({ ...endpoint.exampleQuery, unknown: 'x' }), `${endpoint.id} example query`);
+    assert.ok(validateQuery(endpoint.exampleQuery), `${endpoint.id} example query`);
+    assert.equal(validateQuery({ ...endpoint.exampleQuery, unknown: 'x' }), false, `${endpoint.id} refuses an undeclared parameter`);
     assert.deepEqual(endpoint.normalise(endpoint.exampleQuery).ok, true, `${endpoint.id} example normalises`);
   }
 });

@@ -21,7 +21,7 @@ export const linkpageAProfile = endpoint({
     {
       url: UrlParam('Profile URL: `https://linkpage-a.example/{username}` or `https://linkpage-a.example/@{username}`.'),
     },
-    { additionalProperties: true },
+    { additionalProperties: false },
   ),
   data: Obj({ profile: LinkpageAProfile, fetchedAt: DateTime() }),
   normalise: normaliseUrl(parseLinkpageAUrl),

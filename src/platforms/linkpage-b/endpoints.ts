@@ -19,7 +19,7 @@ export const linkpageBPage = endpoint({
     'links and the store. Sensitive or 18+ pages are returned normally.',
   query: Type.Object(
     { url: UrlParam('Page URL: `https://linkpage-b.example/{username}`.') },
-    { additionalProperties: true },
+    { additionalProperties: false },
   ),
   data: Obj({ page: LinkpageBPage, fetchedAt: DateTime() }),
   normalise: normaliseUrl(parseLinkpageBUrl),

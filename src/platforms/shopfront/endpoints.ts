@@ -23,7 +23,7 @@ export const shopfrontShop = endpoint({
       url: UrlParam('Storefront URL: `https://www.shopfront.example/shop/{handle}` (any page of the storefront).'),
       pageToken: Type.Optional(TokenParam('`paging.pageToken` of a previous response, to fetch the next batch.')),
     },
-    { additionalProperties: true },
+    { additionalProperties: false },
   ),
   data: Obj({
     shop: ShopfrontShop,

@@ -26,7 +26,7 @@ export const snapmsgProfile = endpoint({
         'snapmsg username, with or without a leading `@`: 3 to 15 characters, a letter first, then letters, digits, `.`, `_`, `-`; case-insensitive.',
       ),
     },
-    { additionalProperties: true },
+    { additionalProperties: false },
   ),
   data: Obj({ profile: SnapmsgProfile, fetchedAt: DateTime() }),
   normalise: normaliseParam('username', normaliseSnapmsgUsername),
@@ -48,7 +48,7 @@ export const snapmsgSpotlightComments = endpoint({
       ),
       cursor: Type.Optional(TokenParam('`paging.cursor` of a previous response, to fetch the next batch.')),
     },
-    { additionalProperties: true },
+    { additionalProperties: false },
   ),
   data: Obj({
     comments: Type.Array(SnapmsgComment),

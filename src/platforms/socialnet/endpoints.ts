@@ -119,7 +119,7 @@ export const socialnetProfilePosts = endpoint({
       pageId: Type.Optional(QueryText(1024, 'Numeric profile id (15 to 17 digits); skips loading the profile page.')),
       cursor: Type.Optional(cursorParam),
     },
-    { additionalProperties: true },
+    { additionalProperties: false },
   ),
   data: Type.Object(
     {
@@ -148,7 +148,7 @@ export const socialnetProfileReels = endpoint({
       url: UrlParam(URL_DESCRIPTION),
       cursor: Type.Optional(cursorParam),
     },
-    { additionalProperties: true },
+    { additionalProperties: false },
   ),
   data: Type.Object(
     {
@@ -179,7 +179,7 @@ export const socialnetPostCommentReplies = endpoint({
       expansionToken: QueryText(1024, "The comment's expansion token (`topComments[].expansionToken`)."),
       cursor: Type.Optional(cursorParam),
     },
-    { additionalProperties: true },
+    { additionalProperties: false },
   ),
   data: Type.Object(
     {
@@ -218,7 +218,7 @@ export const socialnetProfile = endpoint({
         BooleanParam('Return a limited `gated: true` response for a gated page instead of 404.', true),
       ),
     },
-    { additionalProperties: true },
+    { additionalProperties: false },
   ),
   data: Type.Object(
     {

@@ -22,7 +22,11 @@ export function pagePath(reference: ProfileReference, kind: PageKind): string {
   return kind === 'profile' ? base : kind === 'reels' ? `${base}&sk=reels_tab` : `${base}&sk=about_contact_and_basic_info`;
 }
 
-/** References of the canonical URLs seen lately: the same profiles are asked for again and again. */
+/**
+ * References of the canonical URLs seen lately: the same profiles are asked for again and again.
+ * Bounded in bytes too: a canonical URL is at most 2,048 characters (`url`'s limit), so 1,000
+ * of them hold at most about 4 MiB with their references.
+ */
 const REFERENCES = new Map<string, ProfileReference>();
 const MAX_REFERENCES = 1_000;
 

@@ -3,7 +3,7 @@
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { StoreUnavailableError } from '../../store/types.ts';
-import { ApiError, sendError } from '../errors.ts';
+import { ApiError, sendError, stampAnswer } from '../errors.ts';
 
 function asApiError(error: unknown, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
@@ -77,7 +77,7 @@ const errors: FastifyPluginCallback<ErrorsOptions> = (app, { bodiesUnder = [] },
 
   // Callback-style, as every hook each request passes through: no promise per request.
   app.addHook('onRequest', (request, reply, hookDone) => {
-    reply.header('x-request-id', request.id);
+    stampAnswer(reply, request.id);
     if (closing) {
       reply.header('connection', 'close');
       hookDone(new ApiError('SERVICE_UNAVAILABLE', 'The service is restarting; retry shortly.', { headers: { 'retry-after': '5' } }));

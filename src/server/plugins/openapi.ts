@@ -4,10 +4,12 @@
 // (src/docs/examples.json) and code samples per endpoint (src/docs/samples.ts).
 import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
+import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { FastifyInstance, FastifyPluginAsync, onSendHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
+import { DomUtils, parseDocument } from 'htmlparser2';
 import { Type, type TObject, type TSchema } from 'typebox';
 import type { AccountChange } from '../../account/changes.ts';
 import { ACCOUNT_TAG, accountEndpoints } from '../../account/endpoints.ts';
@@ -17,7 +19,7 @@ import { codeSamples, methodName } from '../../docs/samples.ts';
 import type { ApiEndpoint, EndpointDeclaration } from '../../endpoints/types.ts';
 import { DateTime, Obj } from '../../endpoints/schemas/common.ts';
 import { JSON_TYPE, UPSTREAM_BLOCKED_MESSAGE } from '../errors.ts';
-import { fullQuerySchema } from '../query.ts';
+import { fullQuerySchema, unknownName } from '../query.ts';
 
 export const Meta = Obj({
   requestId: Type.String({ description: 'Request identifier, prefix `req_`; also the `x-request-id` header.' }),
@@ -69,6 +71,16 @@ const errorResponse = (description: string, code: string, message: string, extra
   content: { 'application/json': { schema: ErrorEnvelope, example: errorExample(code, message, details) } },
 });
 
+/** The 422 of a query, with `details` as an example. */
+const invalidQuery = (details: { path: string; message: string }[], more = '') =>
+  errorResponse(
+    `Invalid query parameters; every problem is listed in \`details\`. A parameter the endpoint does not declare is one (never ignored): its detail names the closest declared name.${more}`,
+    'VALIDATION_ERROR',
+    'The query parameters are invalid; see details.',
+    {},
+    details,
+  );
+
 const retryAfter = { 'retry-after': { type: 'integer', description: 'Seconds to wait before retrying.' } };
 
 /** The query schema with each example value attached to its parameter, for the docs. */
@@ -110,11 +122,11 @@ export function accountRouteSchema(endpoint: ApiEndpoint): Record<string, unknow
     500: internal(),
     503: errorResponse('A store the service depends on is unreachable. Retry after `Retry-After`.', 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', retryAfter),
   };
-  if (Object.keys(endpoint.query.properties).length > 0) {
-    responses[422] = errorResponse('Invalid query parameters; every problem is listed in `details`.', 'VALIDATION_ERROR', 'The query parameters are invalid; see details.', {}, [
-      { path: Object.keys(endpoint.query.properties)[0] as string, message: 'Has an invalid format' },
-    ]);
-  }
+  const [first] = Object.keys(endpoint.query.properties);
+  responses[422] = invalidQuery([
+    ...(first === undefined ? [] : [{ path: first, message: 'Has an invalid format' }]),
+    unknownName(first === undefined ? 'verbose' : `${first}_`, Object.keys(endpoint.query.properties)),
+  ]);
   if (endpoint.paging) {
     responses[400] = errorResponse(`The \`${endpoint.paging.param}\` is malformed, forged, or was issued for other filters.`, 'BAD_REQUEST', `The ${endpoint.paging.param} is malformed or was not issued by this service.`);
   }
@@ -176,12 +188,9 @@ export function routeSchema(endpoint: EndpointDeclaration): Record<string, unkno
       'A request with this Idempotency-Key is still being answered; send it again in 1 s with the same key.',
       retryAfter,
     ),
-    422: errorResponse(
-      '`VALIDATION_ERROR`: invalid query parameters or `Idempotency-Key`; every problem is listed in `details`. `IDEMPOTENCY_KEY_REUSED`: the `Idempotency-Key` was used for a different request (another path or other parameters) in the last 24 hours.',
-      'VALIDATION_ERROR',
-      'The query parameters are invalid; see details.',
-      {},
-      [{ path: Object.keys(endpoint.exampleQuery)[0] ?? 'url', message: 'Required' }],
+    422: invalidQuery(
+      [{ path: Object.keys(endpoint.exampleQuery)[0] ?? 'url', message: 'Required' }, unknownName('cache-max-age', Object.keys(fullQuerySchema(endpoint).properties))],
+      ' So is an invalid `Idempotency-Key` header. `IDEMPOTENCY_KEY_REUSED`: the `Idempotency-Key` was used for a different request (another path or other parameters) in the last 24 hours.',
     ),
     429: rateLimitedResponse(),
     500: internal(),
@@ -249,8 +258,44 @@ export interface OpenApiOptions {
 export const STATUS_TAG = { name: 'status', description: "Each platform's state as the service sees it. Public and free." };
 
 const DOCS_PREFIX = '/docs';
-/** Where the reference's script is served (by @scalar/fastify-api-reference). */
+/** Where the reference's page and script are served (by @scalar/fastify-api-reference). */
+const PAGE_PATH = `${DOCS_PREFIX}/`;
 const SCRIPT_PATH = `${DOCS_PREFIX}/js/scalar.js`;
+/** What Scalar's script shows in an empty key field, and what the service's copy shows instead. */
+export const SCALAR_KEY_PLACEHOLDER = 'QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT';
+export const KEY_PLACEHOLDER = 'YOUR_API_KEY';
+
+/**
+ * The service's copy of Scalar's script, with two changes Scalar has no setting for: an empty
+ * key field shows a plain name for the key, not Scalar's example value (a made-up string that
+ * reads like a real key); and Zod, inside the script, is told not to compile its validators
+ * with `Function`, which the page's policy forbids (Zod would only try and fall back, but each
+ * try is a violation of the policy).
+ */
+export const adaptScalarScript = (source: string): string =>
+  `globalThis.__zod_globalConfig = { ...globalThis.__zod_globalConfig, jitless: true };\n${source.replaceAll(SCALAR_KEY_PLACEHOLDER, KEY_PLACEHOLDER)}`;
+
+/**
+ * The docs page's Content-Security-Policy: scripts from the service and the page's own inline
+ * start-up script (by its hash); requests to the service (and to the API's public address, where
+ * "Test Request" sends them); no frame may hold it. Styles may be inline: Scalar writes its
+ * stylesheets into the page as it runs.
+ */
+export function docsPolicy(page: string, publicBaseUrl?: string): string {
+  const inline = DomUtils.findAll((element) => element.name === 'script' && element.attribs.src === undefined, parseDocument(page).children);
+  const hashes = inline.map((element) => `'sha256-${createHash('sha256').update(DomUtils.textContent(element)).digest('base64')}'`);
+  return [
+    "default-src 'none'",
+    `script-src 'self' ${hashes.join(' ')}`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    `connect-src 'self'${publicBaseUrl ? ` ${new URL(publicBaseUrl).origin}` : ''}`,
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+}
 const gzipAsync = promisify(gzip);
 
 /** Whether an Accept-Encoding header takes gzip (named, or `*`, with a weight above 0). */
@@ -298,20 +343,33 @@ const openApi: FastifyPluginAsync<OpenApiOptions> = async (app, options) => {
     },
   });
   // The reference's script is 4.9 MB: it goes gzipped (1.4 MB) to browsers that take it,
-  // compressed once, in the thread pool, on the first request, and browsers keep it for a day
-  // (it changes only with the package's version). The hook is the script route's alone, added
-  // as the plugin declares it, so that no other answer pays for it.
+  // adapted (adaptScalarScript) and compressed once, in the thread pool, on the first request,
+  // and browsers keep it for a day (it changes only with the package's version). The hooks are
+  // the script's and the page's routes' alone, added as the plugin declares them, so that no
+  // other answer pays for them.
   let gzipped: Promise<Buffer> | null = null;
-  const compressScript: onSendHookHandler = async (request, reply, payload) => {
+  let script: string | null = null;
+  const serveScript: onSendHookHandler = async (request, reply, payload) => {
     if (typeof payload !== 'string' || reply.statusCode !== 200) return payload;
+    script ??= adaptScalarScript(payload);
     reply.header('cache-control', 'public, max-age=86400').header('vary', 'accept-encoding');
-    if (!acceptsGzip(request.headers['accept-encoding'])) return payload;
-    gzipped ??= gzipAsync(payload);
+    if (!acceptsGzip(request.headers['accept-encoding'])) return script;
+    gzipped ??= gzipAsync(script);
     reply.header('content-encoding', 'gzip').removeHeader('content-length');
     return gzipped;
   };
+  // The page is the same at every request (the configuration below): its policy, with the hash
+  // of its inline start-up script, is worked out from the first one.
+  let policy: string | null = null;
+  const securePage: onSendHookHandler = async (_request, reply, payload) => {
+    if (typeof payload !== 'string' || reply.statusCode !== 200) return payload;
+    policy ??= docsPolicy(payload, options.publicBaseUrl);
+    reply.header('content-security-policy', policy).header('x-frame-options', 'DENY').header('referrer-policy', 'no-referrer');
+    return payload;
+  };
   app.addHook('onRoute', (route) => {
-    if (route.url === SCRIPT_PATH) route.onSend = [...[route.onSend ?? []].flat(), compressScript];
+    const hook = route.url === SCRIPT_PATH ? serveScript : route.url === PAGE_PATH ? securePage : null;
+    if (hook) route.onSend = [...[route.onSend ?? []].flat(), hook];
   });
   // The reference page: Scalar, whose script the plugin serves itself (/docs/js/scalar.js). It
   // loads nothing from elsewhere: no fonts, no telemetry, no developer toolbar, no hosted proxy.
@@ -331,6 +389,9 @@ const openApi: FastifyPluginAsync<OpenApiOptions> = async (app, options) => {
       defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
       mcp: { disabled: true },
       agent: { disabled: true },
+      // The guide's code blocks wrap their long lines (an address longer than the column, say)
+      // rather than hiding them behind a scrollbar.
+      customCss: '.scalar-app .markdown pre code { white-space: pre-wrap; overflow-wrap: anywhere; }',
     },
   });
   // Browsers ask for an icon; the service has none to show.

@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import { DateTime, Nullable, Obj } from '../../endpoints/schemas/common.ts';
 import type { Breakers } from '../breakers.ts';
 import { JSON_TYPE } from '../errors.ts';
+import { PlainQueryValidator, queryAjv } from '../query.ts';
 import { ErrorEnvelope } from './openapi.ts';
 
 export interface StatusOptions {
@@ -22,11 +23,17 @@ const PlatformStatus = Obj({
   lastSuccessAt: Nullable(DateTime('The last successful scrape on this node; null when none since it started.')),
 });
 
+/** It takes no parameter: any is refused, as on every endpoint. */
+const NoQuery = Type.Object({}, { additionalProperties: false });
+
 const status: FastifyPluginAsync<StatusOptions> = async (app, { platforms, breakers }) => {
+  const query = new PlainQueryValidator(NoQuery, () => [], queryAjv());
   app.get(
     '/v1/status',
     {
+      validatorCompiler: ({ httpPart }) => (httpPart === 'querystring' ? query.check : () => true),
       schema: {
+        querystring: NoQuery,
         operationId: 'status',
         summary: 'The state of each platform',
         description: 'Public: no key, not counted by the rate limit, free.',
@@ -42,6 +49,7 @@ const status: FastifyPluginAsync<StatusOptions> = async (app, { platforms, break
             },
           },
           405: { description: 'A method other than GET.', content: { 'application/json': { schema: ErrorEnvelope } } },
+          422: { description: 'A query parameter: it takes none.', content: { 'application/json': { schema: ErrorEnvelope } } },
         },
       },
     },
