@@ -1228,6 +1228,7 @@ export interface AccountData {
    * Credits left.
    */
   balance: number;
+  lowBalanceAlert: number | null;
   rateLimit: {
     /**
      * Requests admitted per rolling window.

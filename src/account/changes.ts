@@ -1,4 +1,5 @@
-// The account's settings that a key may change: PATCH endpoints, declared like every endpoint
+// The account's settings that a key may change (the team's low-balance alert, a key's daily
+// credit limit): PATCH endpoints, declared like every endpoint
 // (path, body schema, data schema, an example) so that the route, its validation, the OpenAPI
 // entry, the docs and the SDK come from one place. Free, authenticated and rate-limited.
 //
@@ -10,7 +11,8 @@ import { Type, type Static, type TObject } from 'typebox';
 import { DateTime, Int, Nullable, Obj, Str } from '../endpoints/schemas/common.ts';
 import type { Caller } from '../server/plugins/auth.ts';
 import { ApiError } from '../server/errors.ts';
-import { MAX_DAILY_CREDITS } from '../store/rules.ts';
+import { MAX_DAILY_CREDITS, MAX_LOW_BALANCE_ALERT } from '../store/rules.ts';
+import { AccountData, accountData } from './endpoints.ts';
 import { spentOn, utcDay, type ApiKeyRecord, type Stores } from '../store/types.ts';
 
 export interface ChangeContext {
@@ -104,8 +106,28 @@ const updateKey: AccountChange = {
   },
 };
 
+const updateAccount: AccountChange = {
+  id: 'account.update',
+  method: 'PATCH',
+  path: '/v1/account',
+  summary: "Set the team's low-balance alert",
+  description:
+    'Sets or removes (`null`) the balance under which the team is warned: a charge that takes the balance below it records `credits.low` once, one that takes it to 0 records `credits.exhausted` once, and a top-up to the alert or above re-arms both (these events are sent to webhooks); the dashboard shows a banner while the balance is below it. Made with a live key that the operator or an owner created. Free; answers the account as `GET /v1/account` does.',
+  params: Type.Object({}),
+  body: Obj({ lowBalanceAlert: CreditsOrNone(`Credits; null: no alert. At most ${MAX_LOW_BALANCE_ALERT}.`, MAX_LOW_BALANCE_ALERT) }),
+  data: AccountData,
+  example: { params: {}, body: { lowBalanceAlert: 100 } },
+  async apply(_params, body, context) {
+    await changer(context);
+    const { lowBalanceAlert } = body as { lowBalanceAlert: number | null };
+    const team = await context.stores.accounts.updateTeam(context.caller.team.id, { lowBalanceAlert });
+    if (!team) throw new ApiError('UNAUTHORIZED', 'The API key is invalid or has been revoked.');
+    return accountData(team, context);
+  },
+};
+
 /** The account's PATCH endpoints, in the order of the docs. */
-export const accountChanges: readonly AccountChange[] = [updateKey];
+export const accountChanges: readonly AccountChange[] = [updateAccount, updateKey];
 
 /** `/v1/account/keys/{id}` → `/v1/account/keys/:id` (Fastify's form). */
 export const routePath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1');

@@ -31,6 +31,16 @@ export function checkDailyCreditLimit(limit: number | null | undefined): void {
   }
 }
 
+/** The largest low-balance alert of a team. */
+export const MAX_LOW_BALANCE_ALERT = 1_000_000_000_000;
+
+export function checkLowBalanceAlert(alert: number | null | undefined): void {
+  if (alert === null || alert === undefined) return;
+  if (!Number.isSafeInteger(alert) || alert < 0 || alert > MAX_LOW_BALANCE_ALERT) {
+    throw new RangeError(`low-balance alert must be a whole number from 0 to ${MAX_LOW_BALANCE_ALERT}, or none; got ${alert}`);
+  }
+}
+
 export const ROLES = ['owner', 'member', 'operator'] as const;
 
 /** An email address as users are found by it: trimmed, lower case; RangeError unless it looks like one. */

@@ -12,6 +12,12 @@ export interface Team {
   /** Requests admitted per rolling 60 seconds. */
   rateLimit: number;
   createdAt: string;
+  /**
+   * The balance under which the team is warned: crossing below it records `credits.low` once,
+   * reaching 0 records `credits.exhausted` once, and a top-up to it or above re-arms both (see
+   * EventLog); null: no warning of `credits.low` (`credits.exhausted` is recorded all the same).
+   */
+  lowBalanceAlert: number | null;
 }
 
 export interface ApiKeyRecord {
@@ -52,7 +58,8 @@ export interface AccountStore {
   createTeam(team: NewTeam): Promise<Team>;
   getTeam(id: string): Promise<Team | null>;
   listTeams(): Promise<Team[]>;
-  updateTeam(id: string, changes: { rateLimit?: number; name?: string }): Promise<Team | null>;
+  /** `lowBalanceAlert`: a number of credits, or null for none; RangeError outside 0 to MAX_LOW_BALANCE_ALERT. */
+  updateTeam(id: string, changes: { rateLimit?: number; name?: string; lowBalanceAlert?: number | null }): Promise<Team | null>;
   /** Stores a key by its hash only. RangeError for a daily credit limit that is not a whole number from 0 to MAX_DAILY_CREDITS. */
   createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string; createdBy?: string | null; dailyCreditLimit?: number | null }): Promise<ApiKeyRecord>;
   /** The key with this id, active or revoked; null when none. */
@@ -360,6 +367,30 @@ export interface Flights {
   join(key: string, deadline: number, run: () => Promise<string>): Promise<string>;
 }
 
+/** What happened to a team's account, recorded to be sent later (webhooks): the crossings of its balance. */
+export interface AccountEvent {
+  /** `evt_…`. */
+  id: string;
+  teamId: string;
+  type: 'credits.low' | 'credits.exhausted';
+  /** `credits.low`: `{ balance, threshold }`; `credits.exhausted`: `{ balance }` (0). */
+  data: Record<string, number>;
+  createdAt: string;
+}
+
+/**
+ * The events recorded for teams, in the order they happened. A balance crossing is recorded by
+ * the very change of balance that makes it (in the same statement or transaction), so each is
+ * recorded exactly once however many requests race: `credits.low` when a charge takes the
+ * balance from `lowBalanceAlert` or above to below it, `credits.exhausted` when a charge takes
+ * it to 0; each once, until a top-up takes the balance to `lowBalanceAlert` or above (above 0
+ * when none is set), which re-arms both. Refunds neither record nor re-arm.
+ */
+export interface EventLog {
+  /** A team's events, oldest first; at most `limit` (default 100). */
+  list(teamId: string, limit?: number): Promise<AccountEvent[]>;
+}
+
 /** Where an `Idempotency-Key` holds: one team, one key mode (live or test), the key itself. */
 export interface IdempotencyScope {
   teamId: string;
@@ -412,6 +443,7 @@ export interface Stores {
   requests: RequestLog;
   drift: DriftLog;
   idempotency: IdempotencyStore;
+  events: EventLog;
   limiter: RateLimiter;
   /**
    * Admits in fewer round trips than a key lookup followed by a limiter call (a cluster: keys a

@@ -9,7 +9,7 @@ import type { KeyView as KeyViewSchema } from '../../src/account/changes.ts';
 import { generateKey } from '../../src/server/keys.ts';
 import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
 import { byId, defaultScript, fixtureResult, startHarness, type Harness } from './harness.ts';
-import { expectError, ledgerState, sleep, success, urlOf, variantQuery, type Response } from './support.ts';
+import { expectError, keyMadeBy, ledgerState, sleep, success, urlOf, variantQuery, type Response } from './support.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -160,10 +160,7 @@ describe('daily credit limits of keys', () => {
     assert.equal((await h.stores.accounts.getKey(stranger.keyId))?.dailyCreditLimit, null);
     // A key a member made in the dashboard; an owner's works.
     for (const [role, status] of [['member', 403], ['owner', 200]] as const) {
-      const user = await h.stores.users.createUser({ teamId: team.team.id, email: `${role}-${randomUUID()}@example.com`, role });
-      const made = generateKey();
-      await h.stores.accounts.createKey({ teamId: team.team.id, name: role, hash: made.hash, prefix: made.prefix, last4: made.last4, createdBy: user.id });
-      const answer = await patch(record.id, { dailyCreditLimit: 7 }, made.key);
+      const answer = await patch(record.id, { dailyCreditLimit: 7 }, await keyMadeBy(h, team.team.id, role));
       if (status === 403) assert.match(expectError(answer, 403, 'FORBIDDEN', { authed: true }).message, /member/);
       else assert.equal(keyOf(answer).dailyCreditLimit, 7);
     }

@@ -163,6 +163,21 @@ describe('two nodes on PostgreSQL + Redis', () => {
     assert.deepEqual([state.balance, state.sum, state.pending], [995, 995, 0]);
   });
 
+  test('live scrapes racing over both nodes across the low-balance alert and down to 0 record each crossing once', async () => {
+    const endpoint = byId('snapmsg.profile');
+    const team = await a.newTeam(20, 1000);
+    await a.stores.accounts.updateTeam(team.team.id, { lowBalanceAlert: 7 });
+    const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).get(urlOf(endpoint, {}, variantQuery(endpoint, `alertnode${i}`)), { 'x-api-key': team.key })));
+    assert.equal(responses.filter((response) => response.statusCode === 200).length, 20);
+    assert.deepEqual(
+      (await a.stores.events.list(team.team.id)).map((event) => [event.type, event.data]),
+      [
+        ['credits.low', { balance: 6, threshold: 7 }],
+        ['credits.exhausted', { balance: 0 }],
+      ],
+    );
+  });
+
   test('a key revoked through one node is refused by the other from the next request', async () => {
     const endpoint = byId('linkpage-a.profile');
     const team = await a.newTeam(10, 1000);

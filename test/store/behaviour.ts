@@ -841,6 +841,93 @@ export function storeBehaviour(name: string, open: OpenStores): void {
       });
     });
 
+    describe('low-balance alerts and account events', () => {
+      const far = () => Date.now() + 60 * MINUTE;
+      const spend = async (s: Stores, teamId: string, times: number) => {
+        const held: string[] = [];
+        for (let i = 0; i < times; i++) {
+          const r = await s.ledger.reserve(teamId, 1, reqId(), far());
+          assert.ok(r.ok, `charge ${i}`);
+          held.push(r.reservationId);
+        }
+        return held;
+      };
+      const kinds = async (s: Stores, teamId: string) => (await s.events.list(teamId)).map((event) => `${event.type} ${JSON.stringify(event.data)}`);
+
+      it('a team carries its alert: none by default, set, cleared; bad values refused', async (s) => {
+        const team = await newTeam(s, 10);
+        assert.equal(team.lowBalanceAlert, null);
+        const { hash } = await newKey(s, team.id);
+        const set = await s.accounts.updateTeam(team.id, { lowBalanceAlert: 5 });
+        assert.deepEqual(set, { ...team, lowBalanceAlert: 5 });
+        assert.deepEqual(await s.accounts.getTeam(team.id), set);
+        assert.equal((await s.accounts.findActiveKey(hash))?.team.lowBalanceAlert, 5);
+        assert.equal((await s.accounts.listTeams()).find((t) => t.id === team.id)?.lowBalanceAlert, 5);
+        assert.equal((await s.accounts.updateTeam(team.id, { name: 'renamed' }))?.lowBalanceAlert, 5, 'kept by other changes');
+        assert.equal((await s.accounts.updateTeam(team.id, { lowBalanceAlert: null }))?.lowBalanceAlert, null);
+        for (const bad of [-1, 2.5, Number.NaN, 1e13]) await assert.rejects(s.accounts.updateTeam(team.id, { lowBalanceAlert: bad }), RangeError, String(bad));
+        await assert.rejects(s.events.list(team.id, 0), RangeError);
+      });
+
+      it('records credits.low and credits.exhausted once each per crossing; refunds do not re-arm them, a top-up to the alert does', async (s) => {
+        const team = await newTeam(s, 10);
+        await s.accounts.updateTeam(team.id, { lowBalanceAlert: 5 });
+        await spend(s, team.id, 5);
+        assert.deepEqual(await kinds(s, team.id), [], 'at the alert is not below it');
+        const [below] = await spend(s, team.id, 1);
+        assert.deepEqual(await kinds(s, team.id), ['credits.low {"balance":4,"threshold":5}']);
+        await s.ledger.refund(below as string);
+        await spend(s, team.id, 1);
+        assert.equal((await s.events.list(team.id)).length, 1, 'a refund does not re-arm');
+        await spend(s, team.id, 4);
+        assert.deepEqual(await kinds(s, team.id), ['credits.low {"balance":4,"threshold":5}', 'credits.exhausted {"balance":0}']);
+        await s.ledger.addCredits(team.id, 3);
+        await spend(s, team.id, 3);
+        assert.equal((await s.events.list(team.id)).length, 2, 'a top-up below the alert re-arms neither');
+        await s.ledger.addCredits(team.id, 6);
+        await spend(s, team.id, 6);
+        const events = await s.events.list(team.id);
+        assert.deepEqual(events.map((event) => event.type), ['credits.low', 'credits.exhausted', 'credits.low', 'credits.exhausted']);
+        assert.deepEqual(events[2]?.data, { balance: 4, threshold: 5 });
+        for (const event of events) {
+          assert.match(event.id, /^evt_/);
+          assert.equal(event.teamId, team.id);
+          assert.match(event.createdAt, ISO_MS);
+        }
+        assert.equal(new Set(events.map((event) => event.id)).size, 4);
+        assert.deepEqual((await s.events.list(team.id, 1)).map((event) => event.id), [events[0]?.id]);
+        assert.deepEqual(await s.events.list((await newTeam(s)).id), []);
+        assert.equal(await assertConsistent(s, team.id), 0);
+      });
+
+      it('without an alert, reaching 0 is recorded, and any top-up re-arms it; an alert set below the balance arms at once, above it at the next top-up', async (s) => {
+        const team = await newTeam(s, 2);
+        await spend(s, team.id, 2);
+        assert.deepEqual(await kinds(s, team.id), ['credits.exhausted {"balance":0}']);
+        await s.ledger.addCredits(team.id, 1);
+        await spend(s, team.id, 1);
+        assert.equal((await s.events.list(team.id)).length, 2);
+        await s.ledger.addCredits(team.id, 3);
+        await s.accounts.updateTeam(team.id, { lowBalanceAlert: 10 });
+        await spend(s, team.id, 1);
+        assert.equal((await s.events.list(team.id)).length, 2, 'set while below: nothing until a top-up reaches it');
+        await s.ledger.addCredits(team.id, 8);
+        await spend(s, team.id, 1);
+        assert.deepEqual((await kinds(s, team.id)).at(-1), 'credits.low {"balance":9,"threshold":10}');
+        await s.accounts.updateTeam(team.id, { lowBalanceAlert: 3 });
+        await spend(s, team.id, 7);
+        assert.deepEqual((await kinds(s, team.id)).at(-1), 'credits.low {"balance":2,"threshold":3}', 'a new alert under the balance is armed');
+      });
+
+      it('100 charges racing across the alert and down to 0 record each crossing exactly once', async (s) => {
+        const team = await newTeam(s, 50);
+        await s.accounts.updateTeam(team.id, { lowBalanceAlert: 25 });
+        const results = await Promise.all(Array.from({ length: 100 }, () => s.ledger.reserve(team.id, 1, reqId(), far())));
+        assert.equal(results.filter((r) => r.ok).length, 50);
+        assert.deepEqual(await kinds(s, team.id), ['credits.low {"balance":24,"threshold":25}', 'credits.exhausted {"balance":0}']);
+      });
+    });
+
     describe('idempotency keys', () => {
       const T0 = 1_700_000_000_000;
       const LOCK = 75_000;

@@ -72,13 +72,13 @@ describe('sqlite specifics', () => {
     await s.ping();
     const raw = new DatabaseSync(path);
     try {
-      assert.equal((raw.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 7);
+      assert.equal((raw.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 8);
       assert.equal((raw.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal');
       const tables = raw
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
         .all()
         .map((r) => r.name);
-      assert.deepEqual(tables, ['api_keys', 'cache', 'drift', 'idempotency', 'ledger', 'password_links', 'requests', 'reservations', 'sessions', 'teams', 'users', 'write_probe']);
+      assert.deepEqual(tables, ['api_keys', 'cache', 'drift', 'events', 'idempotency', 'ledger', 'password_links', 'requests', 'reservations', 'sessions', 'teams', 'users', 'write_probe']);
       // The ledger is append-only, even for a hand-written statement.
       const team = await s.accounts.createTeam({ name: 't', credits: 3, rateLimit: 1 });
       assert.throws(() => raw.prepare('UPDATE ledger SET amount = 100').run(), /append-only/);

@@ -142,32 +142,33 @@ export function accountRouteSchema(endpoint: ApiEndpoint): Record<string, unknow
 
 /** The OpenAPI entry of a change to the account (a PATCH): free, its body validated whole. */
 export function changeRouteSchema(change: AccountChange): Record<string, unknown> {
-  const status = Object.keys(change.params.properties)[0];
+  const param = Object.keys(change.params.properties)[0];
+  const responses: Record<string, unknown> = {
+    200: { description: 'The result; free (`meta.creditsCharged` is 0).', headers: rateHeaders, content: { 'application/json': { schema: Type.Object({ data: change.data, meta: Meta }, { additionalProperties: false }) } } },
+    400: errorResponse('The body is not JSON (`content-type: application/json`), or cannot be read.', 'BAD_REQUEST', 'The request body must be JSON (content-type: application/json).'),
+    401: unauthorized(),
+    403: errorResponse(
+      `A test key, or a key a member of the team made${param ? ', or a key raising or removing its own daily credit limit' : ''}.`,
+      'FORBIDDEN',
+      "A key made by a member of the team cannot change the account's settings: use a key an owner made, or ask an owner.",
+    ),
+    405: errorResponse(`A method other than ${change.method}${param ? '' : ' or GET'}.`, 'METHOD_NOT_ALLOWED', `Method PUT is not allowed here; use ${param ? change.method : `GET or ${change.method}`}.`),
+    422: errorResponse('The body is invalid; every problem is listed in `details` with its JSON path.', 'VALIDATION_ERROR', 'The request body is invalid; see details.', {}, [
+      { path: Object.keys(change.body.properties)[0] ?? '', message: 'Must be a whole number or null' },
+    ]),
+    429: rateLimitedResponse(),
+    500: internal(),
+    503: errorResponse('A store the service depends on is unreachable. Retry after `Retry-After`.', 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', retryAfter),
+  };
+  if (param) responses[404] = errorResponse(`The team has no such ${param === 'id' ? 'key' : param}.`, 'NOT_FOUND', 'The team has no key key_nope.');
   return {
     operationId: methodName(change.id),
     summary: change.summary,
     description: change.description,
     tags: [ACCOUNT_TAG.name],
-    params: change.params,
+    ...(param ? { params: change.params } : {}),
     body: { ...change.body, examples: [change.example.body] },
-    response: {
-      200: { description: 'The result; free (`meta.creditsCharged` is 0).', headers: rateHeaders, content: { 'application/json': { schema: Type.Object({ data: change.data, meta: Meta }, { additionalProperties: false }) } } },
-      400: errorResponse('The body is not JSON (`content-type: application/json`), or cannot be read.', 'BAD_REQUEST', 'The request body must be JSON (content-type: application/json).'),
-      401: unauthorized(),
-      403: errorResponse(
-        'A test key, a key a member of the team made, or a key raising or removing its own daily credit limit.',
-        'FORBIDDEN',
-        'A key cannot raise or remove its own daily credit limit: an owner does it in the dashboard, or with another key.',
-      ),
-      404: errorResponse(`No such ${status ?? 'resource'} in the team.`, 'NOT_FOUND', 'The team has no key key_nope.'),
-      405: errorResponse(`A method other than ${change.method}.`, 'METHOD_NOT_ALLOWED', `Method GET is not allowed here; use ${change.method}.`),
-      422: errorResponse('The body is invalid; every problem is listed in `details` with its JSON path.', 'VALIDATION_ERROR', 'The request body is invalid; see details.', {}, [
-        { path: Object.keys(change.body.properties)[0] ?? '', message: 'Must be a whole number or null' },
-      ]),
-      429: rateLimitedResponse(),
-      500: internal(),
-      503: errorResponse('A store the service depends on is unreachable. Retry after `Retry-After`.', 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', retryAfter),
-    },
+    response: responses,
   };
 }
 

@@ -9,6 +9,7 @@ import { requestLog } from './requests.ts';
 import { userStore } from './users.ts';
 import { driftLog } from './drift.ts';
 import { idempotencyStore } from './idempotency.ts';
+import { eventLog } from './events.ts';
 import { BackendMonitor } from '../monitor.ts';
 import { createPool, database, probeOf, type PostgresOptions } from './pool.ts';
 import { checkSchema, migrate } from './schema.ts';
@@ -70,6 +71,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     users: userStore(query),
     drift: driftLog(query),
     idempotency: idempotencyStore(query),
+    events: eventLog(query),
     ledger: ledger(query, () => watcher),
     cache,
     cacheMaxAgeMs,

@@ -15,8 +15,12 @@ import type { Query } from './pool.ts';
 const REFUND_BATCH = 500;
 
 const SQL = {
+  // A top-up to the low-balance alert or above (above 0 without one) re-arms both alerts.
   addCredits: `
-    WITH credited AS (UPDATE teams SET credits = credits + $2, balance_version = balance_version + 1 WHERE id = $1
+    WITH credited AS (UPDATE teams SET credits = credits + $2, balance_version = balance_version + 1,
+                             low_armed = low_armed OR coalesce(credits + $2 >= low_balance_alert, false),
+                             exhausted_armed = exhausted_armed OR (CASE WHEN low_balance_alert IS NULL THEN credits + $2 > 0 ELSE credits + $2 >= low_balance_alert END)
+                       WHERE id = $1
                       RETURNING id, credits, balance_version),
          entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT id, $2, 'topup', $3 FROM credited)
     SELECT credits, balance_version FROM credited`,
@@ -24,13 +28,24 @@ const SQL = {
   // With a key ($7), its row is locked first (FOR UPDATE, which reads its latest version): racing
   // reservations of one key on any number of nodes are serialised there, the team's row after;
   // its spending that day ($6) is raised in the same statement as the debit, or nothing is done.
+  // The crossings the debit makes (the low-balance alert, 0) are worked out from the team's row
+  // as it was (SET reads the old row; `alerts_due` carries them to RETURNING) and recorded as
+  // events ($8, $9) by the same statement: once each, whichever of racing charges makes them.
   reserve: `
     WITH k AS (SELECT id, daily_credit_limit AS lim, CASE WHEN spent_day = $6 THEN spent ELSE 0 END AS spent
                  FROM api_keys WHERE id = $7 FOR UPDATE),
          room AS (SELECT $7::text IS NULL OR EXISTS (SELECT 1 FROM k WHERE lim IS NULL OR spent + $2 <= lim) AS ok),
-         debited AS (UPDATE teams SET credits = credits - $2, balance_version = balance_version + 1
+         debited AS (UPDATE teams SET credits = credits - $2, balance_version = balance_version + 1,
+                             alerts_due = (CASE WHEN low_armed AND credits - $2 < low_balance_alert THEN 1 ELSE 0 END)
+                                        + (CASE WHEN exhausted_armed AND credits - $2 = 0 THEN 2 ELSE 0 END),
+                             low_armed = low_armed AND NOT coalesce(credits - $2 < low_balance_alert, false),
+                             exhausted_armed = exhausted_armed AND credits - $2 > 0
                       WHERE id = $1 AND credits >= $2 AND (SELECT ok FROM room)
-                     RETURNING id, credits, balance_version),
+                     RETURNING id, credits, balance_version, alerts_due, low_balance_alert),
+         alerted AS (INSERT INTO events (id, team_id, type, data)
+                     SELECT $8, id, 'credits.low', jsonb_build_object('balance', credits, 'threshold', low_balance_alert) FROM debited WHERE alerts_due & 1 = 1
+                     UNION ALL
+                     SELECT $9, id, 'credits.exhausted', jsonb_build_object('balance', credits) FROM debited WHERE alerts_due & 2 = 2),
          spending AS (UPDATE api_keys a SET spent = k.spent + $2, spent_day = $6 FROM k WHERE a.id = k.id AND EXISTS (SELECT 1 FROM debited)),
          entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT id, -$2, 'charge', $3 FROM debited),
          held AS (INSERT INTO reservations (id, team_id, request_id, amount, deadline, state, key_id, day)
@@ -109,7 +124,7 @@ export function ledger(query: Query, watcher: () => TeamWatcher | undefined): Le
       checkPositiveInt('reservation amount', amount);
       if (!Number.isFinite(deadline)) throw new RangeError(`deadline must be epoch ms, got ${deadline}`);
       const reservationId = newId('res');
-      const row = (await one(SQL.reserve, [teamId, amount, requestId, reservationId, Math.trunc(deadline), key?.day ?? null, key?.id ?? null])) as Row;
+      const row = (await one(SQL.reserve, [teamId, amount, requestId, reservationId, Math.trunc(deadline), key?.day ?? null, key?.id ?? null, newId('evt'), newId('evt')])) as Row;
       if (row.after !== null) {
         changed(teamId, row.version, row.after);
         return { ok: true, reservationId, balance: row.after as number };

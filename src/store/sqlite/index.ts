@@ -19,6 +19,7 @@ import { requestLog } from './requests.ts';
 import { userStore } from './users.ts';
 import { driftLog } from './drift.ts';
 import { idempotencyStore } from './idempotency.ts';
+import { eventLog } from './events.ts';
 
 export { sqliteFiles } from './connection.ts';
 
@@ -79,6 +80,7 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
     users: userStore(c),
     drift: driftLog(c),
     idempotency: idempotencyStore(c),
+    events: eventLog(c),
     ledger: ledger(c),
     cache: {
       get: (key) => cache.get(key),

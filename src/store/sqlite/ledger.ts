@@ -9,6 +9,13 @@ const REFUND_BATCH = 500;
 
 const LEDGER_SQL = {
   balance: 'SELECT credits FROM teams WHERE id = ?',
+  alerts: 'SELECT low_balance_alert, low_armed, exhausted_armed FROM teams WHERE id = ?',
+  disarm: 'UPDATE teams SET low_armed = low_armed AND NOT ?1, exhausted_armed = exhausted_armed AND NOT ?2 WHERE id = ?3',
+  // A top-up to the alert or above (above 0 without one) re-arms both.
+  rearm: `UPDATE teams SET low_armed = low_armed OR (low_balance_alert IS NOT NULL AND credits >= low_balance_alert),
+            exhausted_armed = exhausted_armed OR (CASE WHEN low_balance_alert IS NULL THEN credits > 0 ELSE credits >= low_balance_alert END)
+          WHERE id = ?`,
+  insertEvent: 'INSERT INTO events (id, team_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)',
   credit: 'UPDATE teams SET credits = credits + ? WHERE id = ?',
   debit: 'UPDATE teams SET credits = credits - ?1 WHERE id = ?2 AND credits >= ?1',
   insertLedger: 'INSERT INTO ledger (team_id, amount, reason, request_id, created_at) VALUES (?, ?, ?, ?, ?)',
@@ -60,11 +67,25 @@ export function ledger(c: Connection): Ledger {
     return { refunded: true, teamId };
   };
 
+  /** After a charge: the crossings it made (the alert, 0) recorded once each, in the same transaction. */
+  const recordCrossings = (teamId: string, at: string): void => {
+    const team = st.alerts.get(teamId) as Row;
+    const balance = balanceOf(teamId) as number;
+    const threshold = team.low_balance_alert as number | null;
+    const low = team.low_armed === 1 && threshold !== null && balance < threshold;
+    const exhausted = team.exhausted_armed === 1 && balance === 0;
+    if (!low && !exhausted) return;
+    st.disarm.run(low ? 1 : 0, exhausted ? 1 : 0, teamId);
+    if (low) st.insertEvent.run(newId('evt'), teamId, 'credits.low', JSON.stringify({ balance, threshold }), at);
+    if (exhausted) st.insertEvent.run(newId('evt'), teamId, 'credits.exhausted', JSON.stringify({ balance }), at);
+  };
+
   return {
     async addCredits(teamId: string, amount: number, requestId: string | null = null): Promise<number> {
       checkPositiveInt('credit amount', amount);
       return c.tx(() => {
         if (st.credit.run(amount, teamId).changes !== 1) throw new Error(`unknown team ${teamId}`);
+        st.rearm.run(teamId);
         st.insertLedger.run(teamId, amount, 'topup', requestId, isoNow());
         return balanceOf(teamId) as number;
       });
@@ -93,6 +114,7 @@ export function ledger(c: Connection): Ledger {
         }
         const reservationId = newId('res');
         if (key) st.spend.run(key.day, amount, key.id);
+        recordCrossings(teamId, createdAt);
         st.insertLedger.run(teamId, -amount, 'charge', requestId, createdAt);
         st.insertReservation.run(reservationId, teamId, requestId, amount, Math.trunc(deadline), createdAt, key?.id ?? null, key?.day ?? null);
         return { ok: true, reservationId, balance: balanceOf(teamId) as number };
