@@ -19,11 +19,11 @@ export const EXIT = {
   usage: 2,
   /** The key is missing, invalid or revoked, or a test key meets a service without test mode (401, 403). */
   auth: 3,
-  /** Not enough credits (402). */
+  /** Not enough credits, or the key's daily credit limit is spent (402). */
   credits: 4,
   /** The content does not exist, is private or was deleted (404). */
   notFound: 5,
-  /** Rate limited, still after the retries (429). */
+  /** Rate limited, or the same request still being answered, still after the retries (429, 409). */
   rateLimited: 6,
   /** The source platform failed or answered a page the service cannot read (502). */
   upstream: 7,
@@ -38,12 +38,15 @@ export const EXIT = {
 const EXIT_OF: Record<ErrorCode, number> = {
   BAD_REQUEST: EXIT.usage,
   VALIDATION_ERROR: EXIT.usage,
+  IDEMPOTENCY_KEY_REUSED: EXIT.usage,
   METHOD_NOT_ALLOWED: EXIT.usage,
   UNAUTHORIZED: EXIT.auth,
   FORBIDDEN: EXIT.auth,
   INSUFFICIENT_CREDITS: EXIT.credits,
+  KEY_CREDIT_LIMIT: EXIT.credits,
   NOT_FOUND: EXIT.notFound,
   RATE_LIMITED: EXIT.rateLimited,
+  IDEMPOTENCY_IN_PROGRESS: EXIT.rateLimited,
   UPSTREAM_BLOCKED: EXIT.upstream,
   UPSTREAM_UNRECOGNISED: EXIT.upstream,
   REQUEST_TIMEOUT: EXIT.unavailable,

@@ -1228,6 +1228,7 @@ export interface AccountData {
    * Credits left.
    */
   balance: number;
+  lowBalanceAlert: number | null;
   rateLimit: {
     /**
      * Requests admitted per rolling window.
@@ -1241,6 +1242,11 @@ export interface AccountData {
   key: {
     id: string;
     name: string;
+    dailyCreditLimit: number | null;
+    /**
+     * Credits this key has spent today (UTC), live scrapes in flight included.
+     */
+    spentToday: number;
   };
 }
 
@@ -1639,7 +1645,7 @@ export abstract class EndpointMethods {
   /**
    * The calling key, its team, balance and rate limit: `GET /v1/account`.
    *
-   * Free, and counted by the rate limit like every request.
+   * Free, and counted by the rate limit like every request. The key's daily credit limit and what it spent today are the calling key's.
    */
   account(query?: AccountQuery, options?: RequestOptions): Promise<ApiResponse<AccountData>> {
     return this.get('/v1/account', query ?? {}, options);
@@ -1667,7 +1673,7 @@ export abstract class EndpointMethods {
 }
 
 /** Every error code of the API. */
-export type ErrorCode = 'BAD_REQUEST' | 'UNAUTHORIZED' | 'INSUFFICIENT_CREDITS' | 'FORBIDDEN' | 'NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'REQUEST_TIMEOUT' | 'VALIDATION_ERROR' | 'RATE_LIMITED' | 'INTERNAL_ERROR' | 'NOT_IMPLEMENTED' | 'UPSTREAM_BLOCKED' | 'UPSTREAM_UNRECOGNISED' | 'SERVICE_UNAVAILABLE';
+export type ErrorCode = 'BAD_REQUEST' | 'UNAUTHORIZED' | 'INSUFFICIENT_CREDITS' | 'KEY_CREDIT_LIMIT' | 'FORBIDDEN' | 'NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'REQUEST_TIMEOUT' | 'IDEMPOTENCY_IN_PROGRESS' | 'VALIDATION_ERROR' | 'IDEMPOTENCY_KEY_REUSED' | 'RATE_LIMITED' | 'INTERNAL_ERROR' | 'NOT_IMPLEMENTED' | 'UPSTREAM_BLOCKED' | 'UPSTREAM_UNRECOGNISED' | 'SERVICE_UNAVAILABLE';
 
 /**
  * `BAD_REQUEST` (HTTP 400). The cursor or page token is malformed, expired (they last 24 hours) or was issued for another target or filter: start the listing again from its first page. Also a request whose URL and headers exceed 16 KiB (an MCP call too): shorten it.
@@ -1683,6 +1689,11 @@ export class UnauthorizedError extends PageScrapeError {}
  * `INSUFFICIENT_CREDITS` (HTTP 402). The balance is below the 1 credit a live scrape costs: top up, or ask with `cache_max_age` for a cached result, which is free.
  */
 export class InsufficientCreditsError extends PageScrapeError {}
+
+/**
+ * `KEY_CREDIT_LIMIT` (HTTP 402). This key's daily credit limit (`dailyCreditLimit`, credits per UTC day) is spent: the message says when it resets (midnight UTC). Cached results (`cache_max_age`) are still served; an owner can raise the limit (`PATCH /v1/account/keys/{id}`, the dashboard or the CLI). Not charged.
+ */
+export class KeyCreditLimitError extends PageScrapeError {}
 
 /**
  * `FORBIDDEN` (HTTP 403). A test key (`psk_test_`) on a service whose test mode is off: use a live key, or a service with `TEST_MODE=on`.
@@ -1705,9 +1716,19 @@ export class MethodNotAllowedError extends PageScrapeError {}
 export class RequestTimeoutError extends PageScrapeError {}
 
 /**
+ * `IDEMPOTENCY_IN_PROGRESS` (HTTP 409). A request with the same `Idempotency-Key` is still being answered: wait `Retry-After` (1 s) and send it again with the same key, to get its answer once it is kept. Not charged.
+ */
+export class IdempotencyInProgressError extends PageScrapeError {}
+
+/**
  * `VALIDATION_ERROR` (HTTP 422). Fix the parameters listed in `details` (`path` and `message` for each problem; a parameter the endpoint does not declare is one, named with the closest declared name); do not retry unchanged.
  */
 export class ValidationError extends PageScrapeError {}
+
+/**
+ * `IDEMPOTENCY_KEY_REUSED` (HTTP 422). The `Idempotency-Key` was used within the last 24 hours for a different request (another path, other parameters or another body): use a fresh key for each distinct request. Not charged.
+ */
+export class IdempotencyKeyReusedError extends PageScrapeError {}
 
 /**
  * `RATE_LIMITED` (HTTP 429). Too many requests for the team in the last 60 seconds: wait for `Retry-After` seconds, then retry. `X-RateLimit-Remaining` tells how close you are.
@@ -1744,11 +1765,14 @@ export const ERRORS = {
   BAD_REQUEST: { status: 400, error: BadRequestError },
   UNAUTHORIZED: { status: 401, error: UnauthorizedError },
   INSUFFICIENT_CREDITS: { status: 402, error: InsufficientCreditsError },
+  KEY_CREDIT_LIMIT: { status: 402, error: KeyCreditLimitError },
   FORBIDDEN: { status: 403, error: ForbiddenError },
   NOT_FOUND: { status: 404, error: NotFoundError },
   METHOD_NOT_ALLOWED: { status: 405, error: MethodNotAllowedError },
   REQUEST_TIMEOUT: { status: 408, error: RequestTimeoutError },
+  IDEMPOTENCY_IN_PROGRESS: { status: 409, error: IdempotencyInProgressError },
   VALIDATION_ERROR: { status: 422, error: ValidationError },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, error: IdempotencyKeyReusedError },
   RATE_LIMITED: { status: 429, error: RateLimitedError },
   INTERNAL_ERROR: { status: 500, error: InternalError },
   NOT_IMPLEMENTED: { status: 501, error: NotImplementedError },

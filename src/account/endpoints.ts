@@ -8,7 +8,7 @@ import { DateTime, Int, NStr, Nullable, Obj, QueryText, Str, TokenParam } from '
 import type { Caller } from '../server/plugins/auth.ts';
 import type { CursorSealer } from '../server/cursors.ts';
 import { ApiError } from '../server/errors.ts';
-import type { Stores } from '../store/types.ts';
+import { spentOn, utcDay, type Stores, type Team } from '../store/types.ts';
 
 export interface AccountContext {
   caller: Caller;
@@ -36,28 +36,49 @@ const Totals = { requests: Int(), credits: Int({ description: 'Credits charged.'
 
 const DayParam = (description: string) => Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: `${description} A UTC day, \`YYYY-MM-DD\`.` });
 
+/** The account as `GET /v1/account` (and `PATCH /v1/account`) shows it. */
+export const AccountData = Obj({
+  team: Obj({ id: Str(), name: Str() }),
+  balance: Int({ description: 'Credits left.' }),
+  lowBalanceAlert: Nullable(
+    Int({ description: 'The balance under which the team is warned (`credits.low` once per crossing; the dashboard shows a banner meanwhile); null: none.' }),
+  ),
+  rateLimit: Obj({ limit: Int({ description: 'Requests admitted per rolling window.' }), windowSeconds: Int() }),
+  key: Obj(
+    {
+      id: Str(),
+      name: Str(),
+      dailyCreditLimit: Nullable(Int({ description: 'Credits this key may spend on live scrapes per UTC day; null: no limit of its own.' })),
+      spentToday: Int({ description: 'Credits this key has spent today (UTC), live scrapes in flight included.' }),
+    },
+    'The key this request was made with.',
+  ),
+});
+
+/** The account of `team` seen by the calling key. */
+export async function accountData(team: Team, { caller, stores, now }: Pick<AccountContext, 'caller' | 'stores' | 'now'>): Promise<Static<typeof AccountData>> {
+  // Read afresh: what the request's admission remembered of the key may predate its spending.
+  const key = await stores.accounts.getKey(caller.keyId);
+  return {
+    team: { id: team.id, name: team.name },
+    balance: team.credits,
+    lowBalanceAlert: team.lowBalanceAlert,
+    rateLimit: { limit: team.rateLimit, windowSeconds: 60 },
+    key: { id: caller.keyId, name: caller.keyName, dailyCreditLimit: key?.dailyCreditLimit ?? null, spentToday: key ? spentOn(key, utcDay(now)) : 0 },
+  };
+}
+
 const account: AccountEndpoint = {
   id: 'account',
   path: '/v1/account',
   summary: 'The calling key, its team, balance and rate limit',
-  description: 'Free, and counted by the rate limit like every request.',
+  description: "Free, and counted by the rate limit like every request. The key's daily credit limit and what it spent today are the calling key's.",
   query: Type.Object({}, { additionalProperties: false }),
-  data: Obj({
-    team: Obj({ id: Str(), name: Str() }),
-    balance: Int({ description: 'Credits left.' }),
-    rateLimit: Obj({ limit: Int({ description: 'Requests admitted per rolling window.' }), windowSeconds: Int() }),
-    key: Obj({ id: Str(), name: Str() }, 'The key this request was made with.'),
-  }),
+  data: AccountData,
   exampleQuery: {},
-  answer: async (_query, { caller }) => ({
-    team: { id: caller.team.id, name: caller.team.name },
-    balance: caller.team.credits,
-    rateLimit: { limit: caller.team.rateLimit, windowSeconds: 60 },
-    key: { id: caller.keyId, name: caller.keyName },
-  }),
+  answer: async (_query, context) => accountData(context.caller.team, context),
 };
 
-const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 const dayStart = (day: string): number => Date.parse(`${day}T00:00:00.000Z`);
 
 /** The span of a usage query: `to` defaults to today (UTC), `from` to 29 days before `to`. */

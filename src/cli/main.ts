@@ -9,8 +9,8 @@ import { configuredBaseUrl, loadConfig } from '../config.ts';
 import { initialiseDatabase, migrateStores, openStores, type Initialised } from '../store/open.ts';
 import { issuePasswordLink } from '../account/users.ts';
 import { generateKey } from '../server/keys.ts';
-import { ROLES } from '../store/rules.ts';
-import type { Role, Stores, User } from '../store/types.ts';
+import { MAX_DAILY_CREDITS, ROLES } from '../store/rules.ts';
+import { spentOn, utcDay, type Role, type Stores, type User } from '../store/types.ts';
 
 type Row = Record<string, unknown>;
 
@@ -39,6 +39,13 @@ function table(rows: Row[]): string {
 const positiveInteger = (what: string) => (raw: string) => {
   const value = Number(raw);
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError(`${what} must be a positive integer.`);
+  return value;
+};
+/** `--daily-credits`: a whole number from 0 to MAX_DAILY_CREDITS, or `none` (commander takes a parser's null for no value). */
+const dailyCredits = (raw: string): number | 'none' => {
+  if (raw === 'none') return 'none';
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value > MAX_DAILY_CREDITS) throw new InvalidArgumentError(`--daily-credits must be a whole number from 0 to ${MAX_DAILY_CREDITS}, or none.`);
   return value;
 };
 const nonNegativeInteger = (what: string) => (raw: string) => {
@@ -159,18 +166,26 @@ export function buildCli(stores: () => Promise<Stores>, print: (text: string) =>
       out({ team: options.team, added: options.amount, balance });
     });
 
-  const key = program.command('key').description('create, list and revoke API keys');
+  const key = program.command('key').description("create, list, limit and revoke API keys");
   key
     .command('create')
     .description('create an API key for a team; the full key is shown only this once')
     .requiredOption('--team <id>', 'team id')
     .option('--name <name>', 'key name', 'default')
     .option('--test', 'a test-mode key (psk_test_): its requests go to the built-in sandbox, cost nothing and skip the cache (needs TEST_MODE=on)')
-    .action(async (options: { team: string; name: string; test?: boolean }) => {
+    .option('--daily-credits <n>', `credits the key may spend on live scrapes per UTC day (0 to ${MAX_DAILY_CREDITS}); by default none`, dailyCredits)
+    .action(async (options: { team: string; name: string; test?: boolean; dailyCredits?: number | 'none' }) => {
       await requireTeam(options.team);
       const generated = generateKey(options.test ? 'test' : 'live');
-      const record = await (await stores()).accounts.createKey({ teamId: options.team, name: options.name, hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
-      const created = { id: record.id, key: generated.key, name: record.name };
+      const record = await (await stores()).accounts.createKey({
+        teamId: options.team,
+        name: options.name,
+        hash: generated.hash,
+        prefix: generated.prefix,
+        last4: generated.last4,
+        dailyCreditLimit: options.dailyCredits === 'none' ? null : (options.dailyCredits ?? null),
+      });
+      const created = { id: record.id, key: generated.key, name: record.name, dailyCreditLimit: record.dailyCreditLimit };
       if (program.opts().json) out({ ...created, warning: KEY_SHOWN_ONCE });
       else print(`${table([created])}\n\n${KEY_SHOWN_ONCE}`);
     });
@@ -181,10 +196,30 @@ export function buildCli(stores: () => Promise<Stores>, print: (text: string) =>
     .action(async (options: { team: string }) => {
       await requireTeam(options.team);
       const keys = await (await stores()).accounts.listKeys(options.team);
-      const rows = keys.map((k) => ({ id: k.id, name: k.name, key: `${k.prefix}…${k.last4}`, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt, revokedAt: k.revokedAt }));
+      const today = utcDay(Date.now());
+      const rows = keys.map((k) => ({
+        id: k.id,
+        name: k.name,
+        key: `${k.prefix}…${k.last4}`,
+        createdAt: k.createdAt,
+        lastUsedAt: k.lastUsedAt,
+        revokedAt: k.revokedAt,
+        dailyCreditLimit: k.dailyCreditLimit,
+        spentToday: spentOn(k, today),
+      }));
       // JSON stays the bare array that scripts read; the note is for people.
       if (program.opts().json) out(rows);
       else print(`${table(rows)}\n\n${LAST_USE_NOTE}`);
+    });
+  key
+    .command('update')
+    .description("change a key's daily credit limit (its live scrapes past it get 402 KEY_CREDIT_LIMIT until midnight UTC)")
+    .argument('<keyId>', 'key id (key list)')
+    .requiredOption('--daily-credits <n|none>', `credits per UTC day, 0 to ${MAX_DAILY_CREDITS}, or none to remove the limit`, dailyCredits)
+    .action(async (id: string, options: { dailyCredits: number | 'none' }) => {
+      const updated = await (await stores()).accounts.updateKey(id, { dailyCreditLimit: options.dailyCredits === 'none' ? null : options.dailyCredits });
+      if (!updated) throw new CliError(`No key ${id}.`, 'NOT_FOUND');
+      out({ id: updated.id, name: updated.name, dailyCreditLimit: updated.dailyCreditLimit, spentToday: spentOn(updated, utcDay(Date.now())) });
     });
   key
     .command('revoke')

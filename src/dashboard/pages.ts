@@ -8,7 +8,7 @@ import { issuePasswordLink, mayGrant, userActionProblem } from '../account/users
 import { generateKey } from '../server/keys.ts';
 import { normaliseEmail } from '../store/rules.ts';
 import { fullQuerySchema } from '../server/query.ts';
-import type { ApiKeyRecord, RequestRecord, Team, User } from '../store/types.ts';
+import { utcDay, type ApiKeyRecord, type RequestRecord, type Team, type User } from '../store/types.ts';
 import { barChart, columnChart, SHARE } from './charts.ts';
 import { html, notice, page, PageError, sendPage, table, type Html } from './html.ts';
 import type { DashboardOptions } from './plugin.ts';
@@ -29,7 +29,6 @@ interface Scope {
   teamField: Html;
 }
 
-const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 const dayStart = (day: string): number => Date.parse(`${day}T00:00:00.000Z`);
 /** A moment as `2026-11-26 22:20:21`, which wraps between the date and the time, never inside either. */
 const time = (iso: string | null): Html => (iso === null ? html`—` : html`<span class="unbroken">${iso.slice(0, 10)}</span> <span class="unbroken">${iso.slice(11, 19)}</span>`);

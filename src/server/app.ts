@@ -23,6 +23,7 @@ import { metricsPlugin } from './plugins/metrics.ts';
 import { listeningUrl, openApiPlugin } from './plugins/openapi.ts';
 import { routesPlugin } from './plugins/routes.ts';
 import { compileEndpoints, ScrapeService, type UpstreamBinder } from './scrape.ts';
+import { IdempotentRequests } from '../work/idempotency.ts';
 
 export interface AppOptions {
   stores: Stores;
@@ -142,20 +143,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const platforms = [...new Set(options.endpoints.map((endpoint) => endpoint.platform))];
   app.metrics.watchBreakers(platforms, (platform) => breakers.status(platform).state);
   await app.register(statusPlugin, { platforms, breakers });
+  const requestBudgetMs = options.requestBudgetMs ?? 15_000;
+  const reservationMarginMs = options.reservationMarginMs ?? 60_000;
   const scraper = new ScrapeService(stores, sealer, app.metrics, {
     breakers,
     upstream: options.upstream ?? noUpstream,
     testUpstream: options.testUpstream,
-    requestBudgetMs: options.requestBudgetMs ?? 15_000,
-    reservationMarginMs: options.reservationMarginMs ?? 60_000,
+    requestBudgetMs,
+    reservationMarginMs,
     now,
     shutdown: shutdown.signal,
   });
   // Admits the API's requests, and the in-process ones of the dashboard and MCP.
   const door = new Door(stores, options.testUpstream !== undefined);
+  // A key is held while its request runs, at most as long as the request's credit is.
+  const idempotency = new IdempotentRequests(stores.idempotency, app.metrics, { now, lockMs: requestBudgetMs + reservationMarginMs });
   await app.register(routesPlugin, {
     runtimes: compileEndpoints(options.endpoints).values(),
     scraper,
+    idempotency,
     sealer,
     stores,
     now,

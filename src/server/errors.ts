@@ -7,11 +7,14 @@ export type ErrorCode =
   | 'BAD_REQUEST'
   | 'UNAUTHORIZED'
   | 'INSUFFICIENT_CREDITS'
+  | 'KEY_CREDIT_LIMIT'
   | 'FORBIDDEN'
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'REQUEST_TIMEOUT'
+  | 'IDEMPOTENCY_IN_PROGRESS'
   | 'VALIDATION_ERROR'
+  | 'IDEMPOTENCY_KEY_REUSED'
   | 'RATE_LIMITED'
   | 'INTERNAL_ERROR'
   | 'NOT_IMPLEMENTED'
@@ -23,11 +26,14 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   BAD_REQUEST: 400,
   UNAUTHORIZED: 401,
   INSUFFICIENT_CREDITS: 402,
+  KEY_CREDIT_LIMIT: 402,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   REQUEST_TIMEOUT: 408,
+  IDEMPOTENCY_IN_PROGRESS: 409,
   VALIDATION_ERROR: 422,
+  IDEMPOTENCY_KEY_REUSED: 422,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
   NOT_IMPLEMENTED: 501,
@@ -41,11 +47,14 @@ export const ADVICE_OF: Record<ErrorCode, string> = {
   BAD_REQUEST: 'The cursor or page token is malformed, expired (they last 24 hours) or was issued for another target or filter: start the listing again from its first page. Also a request whose URL and headers exceed 16 KiB (an MCP call too): shorten it.',
   UNAUTHORIZED: 'Send a valid key in `x-api-key` (or `Authorization: Bearer`); a revoked key stays refused. Ask the account holder for a new one.',
   INSUFFICIENT_CREDITS: 'The balance is below the 1 credit a live scrape costs: top up, or ask with `cache_max_age` for a cached result, which is free.',
+  KEY_CREDIT_LIMIT: "This key's daily credit limit (`dailyCreditLimit`, credits per UTC day) is spent: the message says when it resets (midnight UTC). Cached results (`cache_max_age`) are still served; an owner can raise the limit (`PATCH /v1/account/keys/{id}`, the dashboard or the CLI). Not charged.",
   FORBIDDEN: 'A test key (`psk_test_`) on a service whose test mode is off: use a live key, or a service with `TEST_MODE=on`.',
   NOT_FOUND: 'The content does not exist, was deleted, is private or has no public content (or the path is unknown): do not retry.',
   METHOD_NOT_ALLOWED: 'Every endpoint answers GET only.',
   REQUEST_TIMEOUT: 'The request was not received in time: send it again.',
+  IDEMPOTENCY_IN_PROGRESS: 'A request with the same `Idempotency-Key` is still being answered: wait `Retry-After` (1 s) and send it again with the same key, to get its answer once it is kept. Not charged.',
   VALIDATION_ERROR: 'Fix the parameters listed in `details` (`path` and `message` for each problem; a parameter the endpoint does not declare is one, named with the closest declared name); do not retry unchanged.',
+  IDEMPOTENCY_KEY_REUSED: 'The `Idempotency-Key` was used within the last 24 hours for a different request (another path, other parameters or another body): use a fresh key for each distinct request. Not charged.',
   RATE_LIMITED: 'Too many requests for the team in the last 60 seconds: wait for `Retry-After` seconds, then retry. `X-RateLimit-Remaining` tells how close you are.',
   INTERNAL_ERROR: 'An unexpected fault on the service, logged with the request id: retry later, and report the `requestId` if it persists. Not charged.',
   NOT_IMPLEMENTED: 'The endpoint is not available yet.',

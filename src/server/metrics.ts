@@ -75,6 +75,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly idempotentRequests = new Counter({
+    name: 'api_idempotent_requests_total',
+    help: 'Requests with an Idempotency-Key, by what their key held: claimed (run), kept (replayed), running (409), reused (422)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   /** Each platform's breaker: 0 closed without failures (ok), 1 closed with failures (degraded), 2 open (down). */
   watchBreakers(platforms: readonly string[], state: (platform: string) => 'ok' | 'degraded' | 'down'): void {
     const value = { ok: 0, degraded: 1, down: 2 } as const;

@@ -5,7 +5,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { EndpointDeclaration, ExtractResult, Extractor, SharedState, TargetParams, UpstreamPosition } from '../endpoints/types.ts';
-import type { CachedEntry, Stores } from '../store/types.ts';
+import { utcDay, type CachedEntry, type Stores } from '../store/types.ts';
 import { isUpstreamOutcome, UpstreamOutcome } from '../upstream/outcomes.ts';
 import type { Upstream, UpstreamResponse } from '../upstream/types.ts';
 import type { Caller } from './plugins/auth.ts';
@@ -39,6 +39,8 @@ export interface ScrapeSettings {
   shutdown: AbortSignal;
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 /** Drift samples kept per platform and endpoint in any hour, and the bytes of body kept of each. */
 export const DRIFT_PER_HOUR = 10;
 export const DRIFT_MAX_BYTES = 256 * 1024;
@@ -64,6 +66,9 @@ interface ScrapeJob {
   deadline: number;
   log: FastifyBaseLogger;
 }
+
+/** The position a cursor carries and when the live scrape that produced it ran. */
+export type Cursor = { position: UpstreamPosition; scrapedAt: number };
 
 /** A finished live scrape: the serialised `data` and when it was scraped. */
 interface Scraped {
@@ -108,25 +113,31 @@ export class ScrapeService {
     });
   }
 
-  /** Answers one request whose caller is known and whose query `parsed` has passed validation. */
-  async handle(runtime: EndpointRuntime, caller: Caller, parsed: ParsedQuery, request: FastifyRequest, reply: FastifyReply, outcome: Outcome): Promise<void> {
+  /**
+   * The position the request's cursor (or page token) carries, null without one: a 400 when
+   * it is malformed, forged, or was issued for another endpoint, target or mode of key.
+   */
+  cursorOf(runtime: EndpointRuntime, caller: Caller, parsed: ParsedQuery): Cursor | null {
+    if (parsed.token === null) return null;
     const { endpoint } = runtime;
-    const target = parsed.params;
-
-    let cursor: { position: UpstreamPosition; scrapedAt: number } | null = null;
-    if (parsed.token !== null) {
-      const opened = this.#sealer.open(parsed.token, endpoint.id, cursorBinding(target, caller.test));
-      if (!opened.ok) {
-        throw new ApiError(
-          'BAD_REQUEST',
-          opened.problem === 'foreign'
-            ? `The ${endpoint.paging?.param} was issued for another endpoint or target, or to a key of the other mode (test or live); repeat the parameters of the first call with the same key.`
-            : `The ${endpoint.paging?.param} is malformed or was not issued by this service.`,
-        );
-      }
-      cursor = opened.cursor;
+    const opened = this.#sealer.open(parsed.token, endpoint.id, cursorBinding(parsed.params, caller.test));
+    if (!opened.ok) {
+      throw new ApiError(
+        'BAD_REQUEST',
+        opened.problem === 'foreign'
+          ? `The ${endpoint.paging?.param} was issued for another endpoint or target, or to a key of the other mode (test or live); repeat the parameters of the first call with the same key.`
+          : `The ${endpoint.paging?.param} is malformed or was not issued by this service.`,
+      );
     }
+    return opened.cursor;
+  }
 
+  /**
+   * The 200 answer's body of a request whose caller is known, whose query `parsed` has passed
+   * validation and whose `cursor` is open; null when the client left before it (nothing to send).
+   */
+  async answer(runtime: EndpointRuntime, caller: Caller, parsed: ParsedQuery, cursor: Cursor | null, request: FastifyRequest, reply: FastifyReply, outcome: Outcome): Promise<Buffer | null> {
+    const { endpoint } = runtime;
     const { baseKey } = parsed;
     const cacheKey = `${baseKey}|${cursor ? canonicalJson(cursor.position) : ''}`;
     const now = this.#settings.now();
@@ -138,8 +149,7 @@ export class ScrapeService {
       this.#metrics.cacheLookups.inc({ endpoint: endpoint.id, result: hit ? 'hit' : 'miss' });
       if (hit) {
         outcome.cached = true;
-        sendCached(reply, request, caller, entry);
-        return;
+        return cachedBody(request, caller, entry);
       }
     }
 
@@ -149,25 +159,22 @@ export class ScrapeService {
     if (!endpoint.extractor) {
       throw new ApiError('NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`);
     }
-    if (caller.test) {
-      await this.#testScrape(runtime, caller, parsed, request, reply, cursor, cacheKey, now);
-      return;
-    }
+    if (caller.test) return this.#testScrape(runtime, caller, parsed, request, cursor, cacheKey, now);
 
-    const stale = async (error: unknown): Promise<boolean> => {
-      if (parsed.staleIfErrorMs === null || !(error instanceof ApiError) || (error.status !== 502 && error.status !== 503)) return false;
+    /** The cached result that stands in for a failed live scrape (`stale_if_error`), or null. */
+    const stale = async (error: unknown): Promise<Buffer | null> => {
+      if (parsed.staleIfErrorMs === null || !(error instanceof ApiError) || (error.status !== 502 && error.status !== 503)) return null;
       let entry: CachedEntry | null;
       try {
         entry = await this.#stores.cache.get(cacheKey);
       } catch {
-        return false; // the store is down too: the failure stands
+        return null; // the store is down too: the failure stands
       }
-      if (entry === null || this.#settings.now() - entry.storedAt > parsed.staleIfErrorMs) return false;
+      if (entry === null || this.#settings.now() - entry.storedAt > parsed.staleIfErrorMs) return null;
       this.#metrics.staleServed.inc({ endpoint: endpoint.id });
       outcome.cached = true;
       outcome.creditsCharged = 0;
-      sendCached(reply, request, caller, entry, { stale: true });
-      return true;
+      return cachedBody(request, caller, entry, { stale: true });
     };
 
     const admission = this.#settings.breakers.admit(endpoint.platform);
@@ -176,13 +183,15 @@ export class ScrapeService {
       const paused = new ApiError('UPSTREAM_BLOCKED', `${endpoint.platform} is failing; requests to it are paused. Retry in ${admission.retryAfterSeconds} s.`, {
         headers: { 'retry-after': String(admission.retryAfterSeconds) },
       });
-      if (await stale(paused)) return;
+      const standIn = await stale(paused);
+      if (standIn) return standIn;
       throw paused;
     }
     try {
-      await this.#live(runtime, caller, parsed, request, reply, outcome, cursor, cacheKey, now);
+      return await this.#live(runtime, caller, parsed, request, reply, outcome, cursor, cacheKey, now);
     } catch (error) {
-      if (await stale(error)) return;
+      const standIn = await stale(error);
+      if (standIn) return standIn;
       throw error;
     } finally {
       // A probe whose scrape ended without an upstream outcome lets the next request probe.
@@ -199,15 +208,14 @@ export class ScrapeService {
     caller: Caller,
     parsed: ParsedQuery,
     request: FastifyRequest,
-    reply: FastifyReply,
-    cursor: { position: UpstreamPosition; scrapedAt: number } | null,
+    cursor: Cursor | null,
     cacheKey: string,
     now: number,
-  ): Promise<void> {
+  ): Promise<Buffer> {
     const deadline = now + this.#settings.requestBudgetMs;
     const job = { runtime, requestId: request.id, target: parsed.params, targetKey: parsed.targetKey, cacheKey, position: cursor?.position ?? null, deadline, log: request.log, test: true };
     const scraped = await this.#shared(`test|${cacheKey}`, deadline, () => this.#scrape(job));
-    send(reply, Buffer.from(scraped.json), { requestId: request.id, creditsCharged: 0, creditsRemaining: caller.team.credits, cached: false, test: true });
+    return envelope(Buffer.from(scraped.json), { requestId: request.id, creditsCharged: 0, creditsRemaining: caller.team.credits, cached: false, test: true });
   }
 
   /** The live scrape of a request: reserve its credit, scrape (shared with identical ones), keep the charge or refund it. */
@@ -218,16 +226,24 @@ export class ScrapeService {
     request: FastifyRequest,
     reply: FastifyReply,
     outcome: Outcome,
-    cursor: { position: UpstreamPosition; scrapedAt: number } | null,
+    cursor: Cursor | null,
     cacheKey: string,
     now: number,
-  ): Promise<void> {
+  ): Promise<Buffer | null> {
     const { endpoint } = runtime;
     const target = parsed.params;
     const { targetKey } = parsed;
     const deadline = now + this.#settings.requestBudgetMs;
-    const reservation = await this.#stores.ledger.reserve(caller.team.id, 1, request.id, deadline + this.#settings.reservationMarginMs);
+    const day = utcDay(now);
+    const reservation = await this.#stores.ledger.reserve(caller.team.id, 1, request.id, deadline + this.#settings.reservationMarginMs, { id: caller.keyId, day });
     if (!reservation.ok) {
+      if (reservation.reason === 'key-limit') {
+        const resets = new Date(Date.parse(`${day}T00:00:00.000Z`) + DAY_MS).toISOString();
+        throw new ApiError(
+          'KEY_CREDIT_LIMIT',
+          `This key's daily credit limit of ${reservation.limit} credits is spent (${reservation.spent} today); it resets at ${resets} (midnight UTC). Cached results are still served.`,
+        );
+      }
       throw new ApiError('INSUFFICIENT_CREDITS', `A live scrape costs 1 credit; the balance is ${reservation.balance}.`);
     }
 
@@ -254,7 +270,7 @@ export class ScrapeService {
     if (clientGone || request.raw.socket?.destroyed) {
       // Nobody receives the answer: the credit goes back; the result stays cached.
       await this.#refund(reservation.reservationId, 'disconnected');
-      return;
+      return null;
     }
     const settled = await this.#stores.ledger.commit(reservation.reservationId);
     if (settled.charged) {
@@ -266,7 +282,7 @@ export class ScrapeService {
       // served, but nothing is charged and the response says so.
       request.log.warn({ reservationId: reservation.reservationId }, 'reservation refunded as abandoned before its commit; served without charge');
     }
-    send(reply, Buffer.from(scraped.json), {
+    return envelope(Buffer.from(scraped.json), {
       requestId: request.id,
       creditsCharged: outcome.creditsCharged,
       creditsRemaining: settled.balance,
@@ -478,10 +494,9 @@ interface Meta {
 
 const DATA_OPEN = Buffer.from('{"data":');
 
-/** The success envelope, composed around the already serialised and encoded `data`. */
-/** A cached result, free; `stale` when it stands in for a failed live scrape. */
-function sendCached(reply: FastifyReply, request: FastifyRequest, caller: Caller, entry: CachedEntry, extra: { stale?: true } = {}): void {
-  send(reply, entry.bytes, {
+/** A cached result's answer, free; `stale` when it stands in for a failed live scrape. */
+function cachedBody(request: FastifyRequest, caller: Caller, entry: CachedEntry, extra: { stale?: true } = {}): Buffer {
+  return envelope(entry.bytes, {
     requestId: request.id,
     creditsCharged: 0,
     creditsRemaining: caller.team.credits,
@@ -491,10 +506,13 @@ function sendCached(reply: FastifyReply, request: FastifyRequest, caller: Caller
   });
 }
 
-function send(reply: FastifyReply, data: Buffer, meta: Meta): void {
+/** The success envelope, composed around the already serialised and encoded `data`. */
+function envelope(data: Buffer, meta: Meta): Buffer {
   const tail = Buffer.from(`,"meta":${JSON.stringify(meta)}}`);
-  reply
-    .code(200)
-    .header('content-type', JSON_TYPE)
-    .send(Buffer.concat([DATA_OPEN, data, tail], DATA_OPEN.length + data.length + tail.length));
+  return Buffer.concat([DATA_OPEN, data, tail], DATA_OPEN.length + data.length + tail.length);
+}
+
+/** Sends a 200 answer's body. */
+export function sendOk(reply: FastifyReply, body: Buffer): void {
+  reply.code(200).header('content-type', JSON_TYPE).send(body);
 }

@@ -21,6 +21,26 @@ export function checkTeamFields(changes: { name?: string; rateLimit?: number; cr
   }
 }
 
+/** The largest daily credit limit of a key. */
+export const MAX_DAILY_CREDITS = 1_000_000_000;
+
+export function checkDailyCreditLimit(limit: number | null | undefined): void {
+  if (limit === null || limit === undefined) return;
+  if (!Number.isSafeInteger(limit) || limit < 0 || limit > MAX_DAILY_CREDITS) {
+    throw new RangeError(`daily credit limit must be a whole number from 0 to ${MAX_DAILY_CREDITS}, or none; got ${limit}`);
+  }
+}
+
+/** The largest low-balance alert of a team. */
+export const MAX_LOW_BALANCE_ALERT = 1_000_000_000_000;
+
+export function checkLowBalanceAlert(alert: number | null | undefined): void {
+  if (alert === null || alert === undefined) return;
+  if (!Number.isSafeInteger(alert) || alert < 0 || alert > MAX_LOW_BALANCE_ALERT) {
+    throw new RangeError(`low-balance alert must be a whole number from 0 to ${MAX_LOW_BALANCE_ALERT}, or none; got ${alert}`);
+  }
+}
+
 export const ROLES = ['owner', 'member', 'operator'] as const;
 
 /** An email address as users are found by it: trimmed, lower case; RangeError unless it looks like one. */

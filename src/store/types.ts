@@ -12,6 +12,12 @@ export interface Team {
   /** Requests admitted per rolling 60 seconds. */
   rateLimit: number;
   createdAt: string;
+  /**
+   * The balance under which the team is warned: crossing below it records `credits.low` once,
+   * reaching 0 records `credits.exhausted` once, and a top-up to it or above re-arms both (see
+   * EventLog); null: no warning of `credits.low` (`credits.exhausted` is recorded all the same).
+   */
+  lowBalanceAlert: number | null;
 }
 
 export interface ApiKeyRecord {
@@ -27,7 +33,20 @@ export interface ApiKeyRecord {
   revokedAt: string | null;
   /** The user who created it in the dashboard; null when the operator CLI did. */
   createdBy: string | null;
+  /** Credits the key may spend on live scrapes per UTC day; null: no limit of its own. */
+  dailyCreditLimit: number | null;
+  /**
+   * The last UTC day (`YYYY-MM-DD`) the key spent credits on and how many that day (reservations
+   * in flight included, refunds taken off); null before its first. See `spentOn`.
+   */
+  spent: { day: string; credits: number } | null;
 }
+
+/** The credits `key` spent on the UTC day `day` (`YYYY-MM-DD`), as far as its record knows. */
+export const spentOn = (key: Pick<ApiKeyRecord, 'spent'>, day: string): number => (key.spent?.day === day ? key.spent.credits : 0);
+
+/** The UTC day (`YYYY-MM-DD`) of epoch ms `at`. */
+export const utcDay = (at: number): string => new Date(at).toISOString().slice(0, 10);
 
 export interface NewTeam {
   name: string;
@@ -39,9 +58,14 @@ export interface AccountStore {
   createTeam(team: NewTeam): Promise<Team>;
   getTeam(id: string): Promise<Team | null>;
   listTeams(): Promise<Team[]>;
-  updateTeam(id: string, changes: { rateLimit?: number; name?: string }): Promise<Team | null>;
-  /** Stores a key by its hash only. */
-  createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string; createdBy?: string | null }): Promise<ApiKeyRecord>;
+  /** `lowBalanceAlert`: a number of credits, or null for none; RangeError outside 0 to MAX_LOW_BALANCE_ALERT. */
+  updateTeam(id: string, changes: { rateLimit?: number; name?: string; lowBalanceAlert?: number | null }): Promise<Team | null>;
+  /** Stores a key by its hash only. RangeError for a daily credit limit that is not a whole number from 0 to MAX_DAILY_CREDITS. */
+  createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string; createdBy?: string | null; dailyCreditLimit?: number | null }): Promise<ApiKeyRecord>;
+  /** The key with this id, active or revoked; null when none. */
+  getKey(id: string): Promise<ApiKeyRecord | null>;
+  /** Sets a key's daily credit limit (null: none); the key, or null when unknown. RangeError as for createKey. */
+  updateKey(id: string, changes: { dailyCreditLimit: number | null }): Promise<ApiKeyRecord | null>;
   /** The stored hash of an active key, to admit a request made for it by the dashboard; null when none. */
   activeKeyHash(id: string): Promise<string | null>;
   /** The active (not revoked) key with this hash, with its team; null when none. */
@@ -65,7 +89,16 @@ export interface LedgerEntry {
 
 export type ReserveResult =
   | { ok: true; reservationId: string; balance: number }
-  | { ok: false; balance: number };
+  /** `balance`: the team's balance is short; `key-limit`: the key's daily credit limit would be passed (`limit`, `spent` that day). */
+  | { ok: false; reason: 'balance'; balance: number }
+  | { ok: false; reason: 'key-limit'; balance: number; limit: number; spent: number };
+
+/** The key a reservation is made for and the UTC day it counts on (its daily credit limit's). */
+export interface ReservingKey {
+  id: string;
+  /** `YYYY-MM-DD`. */
+  day: string;
+}
 
 /** The team's balance right after a commit or refund. */
 export interface Settlement {
@@ -87,8 +120,11 @@ export interface Ledger {
   /**
    * Atomically takes `amount` from the balance for a live scrape, recording a durable
    * reservation that expires at `deadline` (epoch ms). Never lets the balance go below zero.
+   * With `key`, the amount also counts against the key's spending on `key.day`, in the same
+   * atomic step: refused (`key-limit`, nothing taken) when it would pass the key's daily credit
+   * limit. A refund of the reservation gives it back to that day's spending.
    */
-  reserve(teamId: string, amount: number, requestId: string, deadline: number): Promise<ReserveResult>;
+  reserve(teamId: string, amount: number, requestId: string, deadline: number, key?: ReservingKey): Promise<ReserveResult>;
   /**
    * Keeps a pending reservation's charge. `charged` says whether the charge stands: true when
    * this call committed it (or an earlier commit did), false when the reservation had already
@@ -333,6 +369,74 @@ export interface Flights {
   join(key: string, deadline: number, run: () => Promise<string>): Promise<string>;
 }
 
+/** What happened to a team's account, recorded to be sent later (webhooks): the crossings of its balance. */
+export interface AccountEvent {
+  /** `evt_…`. */
+  id: string;
+  teamId: string;
+  type: 'credits.low' | 'credits.exhausted';
+  /** `credits.low`: `{ balance, threshold }`; `credits.exhausted`: `{ balance }` (0). */
+  data: Record<string, number>;
+  createdAt: string;
+}
+
+/**
+ * The events recorded for teams, in the order they happened. A balance crossing is recorded by
+ * the very change of balance that makes it (in the same statement or transaction), so each is
+ * recorded exactly once however many requests race: `credits.low` when a charge takes the
+ * balance from `lowBalanceAlert` or above to below it, `credits.exhausted` when a charge takes
+ * it to 0; each once, until a top-up takes the balance to `lowBalanceAlert` or above (above 0
+ * when none is set), which re-arms both. Refunds neither record nor re-arm.
+ */
+export interface EventLog {
+  /** A team's events, oldest first; at most `limit` (default 100). */
+  list(teamId: string, limit?: number): Promise<AccountEvent[]>;
+}
+
+/** Where an `Idempotency-Key` holds: one team, one key mode (live or test), the key itself. */
+export interface IdempotencyScope {
+  teamId: string;
+  test: boolean;
+  key: string;
+}
+
+/** A 2xx answer kept for an `Idempotency-Key`, replayed byte for byte. */
+export interface KeptAnswer {
+  status: number;
+  /** Kept and given back as it is (the service keeps its answers compressed). */
+  body: Buffer;
+  /** The `location` header it carried; null when none. */
+  location: string | null;
+}
+
+/**
+ * What a claim of a key found: `claimed` (the caller runs the request), `kept` (an answer of
+ * the same request is kept), `running` (the same request is still being answered) or `reused`
+ * (the key belongs to a different request, kept or running).
+ */
+export type IdempotencyClaim = { outcome: 'claimed' } | { outcome: 'kept'; answer: KeptAnswer } | { outcome: 'running' } | { outcome: 'reused' };
+
+/**
+ * The records of `Idempotency-Key`s. A key is held by one request at a time: claimed while it
+ * runs (until a lock deadline, after which a node that died is assumed gone and the key may be
+ * claimed again), then either kept with its answer until an expiry or released. Exact under
+ * races, across nodes.
+ */
+export interface IdempotencyStore {
+  /**
+   * Claims the key for a request with `fingerprint`, run by `owner` (its request id), locked
+   * until `lockedUntil` (epoch ms); unless a record holds it at `now`: a kept answer before its
+   * expiry, or a claim before its lock deadline.
+   */
+  claim(scope: IdempotencyScope, fingerprint: string, owner: string, lockedUntil: number, now: number): Promise<IdempotencyClaim>;
+  /** Keeps the answer of the claim `owner` holds, until `expiresAt` (epoch ms); false when the claim is no longer its own. */
+  keep(scope: IdempotencyScope, owner: string, answer: KeptAnswer, expiresAt: number): Promise<boolean>;
+  /** Frees the key of the claim `owner` holds (its request ended without a 2xx); no-op when the claim is not its own. */
+  release(scope: IdempotencyScope, owner: string): Promise<void>;
+  /** Deletes the records that no longer hold their key at `now` (expired answers, claims past their deadline); returns how many. */
+  prune(now: number): Promise<number>;
+}
+
 export interface Stores {
   accounts: AccountStore;
   users: UserStore;
@@ -340,6 +444,8 @@ export interface Stores {
   cache: CacheStore;
   requests: RequestLog;
   drift: DriftLog;
+  idempotency: IdempotencyStore;
+  events: EventLog;
   limiter: RateLimiter;
   /**
    * Admits in fewer round trips than a key lookup followed by a limiter call (a cluster: keys a

@@ -37,7 +37,7 @@ describe('account endpoints', () => {
   test('GET /v1/account: the team, balance, rate limit and calling key; free, counted by the rate limit', async () => {
     const first = await h.get('/v1/account');
     const data = answer(first, 100);
-    assert.deepEqual(data, { team: { id: h.team.id, name: h.team.name }, balance: 100, rateLimit: { limit: 1000, windowSeconds: 60 }, key: { id: h.keyId, name: 'test' } });
+    assert.deepEqual(data, { team: { id: h.team.id, name: h.team.name }, balance: 100, lowBalanceAlert: null, rateLimit: { limit: 1000, windowSeconds: 60 }, key: { id: h.keyId, name: 'test', dailyCreditLimit: null, spentToday: 0 } });
     const second = await h.get('/v1/account');
     assert.equal(Number(second.headers['x-ratelimit-remaining']), Number(first.headers['x-ratelimit-remaining']) - 1);
     assert.equal(await h.balance(), 100, 'nothing charged');

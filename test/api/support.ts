@@ -2,6 +2,8 @@
 // the ledger invariants, distinct valid targets per endpoint, listings for paging, and stores
 // that can be made to fail.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { generateKey } from '../../src/server/keys.ts';
 import type { EndpointDeclaration, ExtractResult, UpstreamPosition } from '../../src/endpoints/types.ts';
 import { StoreUnavailableError, type Stores } from '../../src/store/types.ts';
 import { exampleQuery, fixtureResult, type Harness } from './harness.ts';
@@ -180,6 +182,8 @@ export function failingStores(failing: Set<string>): (stores: Stores) => Stores 
     accounts: wrap('accounts', stores.accounts),
     users: wrap('users', stores.users),
     drift: wrap('drift', stores.drift),
+    idempotency: wrap('idempotency', stores.idempotency),
+    events: wrap('events', stores.events),
     ledger: wrap('ledger', stores.ledger),
     cache: wrap('cache', stores.cache),
     requests: wrap('requests', stores.requests),
@@ -203,6 +207,23 @@ export function expectNotReady(response: Response, backends: Record<string, 'up'
   assert.deepEqual(Object.keys(body.error), ['code', 'message', 'requestId']);
   assert.equal(body.error.code, 'SERVICE_UNAVAILABLE');
   assert.equal(body.error.requestId, response.headers['x-request-id']);
+}
+
+/** A promise the test releases when it chooses. */
+/** A key of the team made in the dashboard by a new user of `role` (a member's key or an owner's). */
+export async function keyMadeBy(h: Harness, teamId: string, role: 'member' | 'owner'): Promise<string> {
+  const user = await h.stores.users.createUser({ teamId, email: `${role}-${randomUUID()}@example.com`, role });
+  const made = generateKey();
+  await h.stores.accounts.createKey({ teamId, name: role, hash: made.hash, prefix: made.prefix, last4: made.last4, createdBy: user.id });
+  return made.key;
+}
+
+export function gate(): { opened: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { opened, release };
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

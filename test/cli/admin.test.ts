@@ -207,7 +207,7 @@ describe('operator CLI: output', () => {
 
   test('key create shows the key once; key list shows prefix and last four only; key revoke', async () => {
     const created = await adminJson<{ id: string; key: string; name: string; warning: string }>(dir, 'key', 'create', '--team', team.id, '--name', 'production');
-    assert.deepEqual(Object.keys(created), ['id', 'key', 'name', 'warning']);
+    assert.deepEqual(Object.keys(created), ['id', 'key', 'name', 'dailyCreditLimit', 'warning']);
     assert.match(created.warning, /only time the full key is shown/, 'stdout stays one JSON document, the warning inside it');
     assert.equal(created.name, 'production');
     assert.match(created.id, /^key_/);
@@ -249,6 +249,28 @@ describe('operator CLI: output', () => {
     const again = await admin(dir, 'key', 'revoke', '--id', created.id);
     assert.notEqual(again.code, 0);
     assert.match(again.stderr, new RegExp(`No active key ${created.id}`));
+  });
+
+  test('key create --daily-credits and key update KEY --daily-credits N|none set the daily credit limit; key list shows it and today\'s spending', async () => {
+    const created = await adminJson<{ id: string; dailyCreditLimit: number | null }>(dir, 'key', 'create', '--team', team.id, '--name', 'limited', '--daily-credits', '5');
+    assert.equal(created.dailyCreditLimit, 5);
+    const listed = async () => (await adminJson<(KeyView & { dailyCreditLimit: number | null; spentToday: number })[]>(dir, 'key', 'list', '--team', team.id)).find((key) => key.id === created.id);
+    assert.deepEqual([(await listed())?.dailyCreditLimit, (await listed())?.spentToday], [5, 0]);
+    assert.deepEqual(await adminJson(dir, 'key', 'update', created.id, '--daily-credits', '0'), { id: created.id, name: 'limited', dailyCreditLimit: 0, spentToday: 0 });
+    assert.deepEqual(await adminJson(dir, 'key', 'update', created.id, '--daily-credits', 'none'), { id: created.id, name: 'limited', dailyCreditLimit: null, spentToday: 0 });
+    assert.equal((await listed())?.dailyCreditLimit, null);
+    const table = parseTable((await admin(dir, 'key', 'list', '--team', team.id)).stdout);
+    for (const header of ['dailyCreditLimit', 'spentToday']) assert.ok(table.headers.includes(header), header);
+    for (const bad of ['-1', '1.5', 'lots', '1000000001', '']) {
+      const refused = await admin(dir, 'key', 'update', created.id, '--daily-credits', bad);
+      assert.equal(refused.code, 2, bad);
+      assert.match(refused.stderr, /--daily-credits must be a whole number from 0 to 1000000000, or none/);
+    }
+    const unknown = await admin(dir, '--json', 'key', 'update', 'key_doesnotexist', '--daily-credits', '3');
+    assert.equal(unknown.code, 1);
+    assert.deepEqual(JSON.parse(unknown.stderr), { error: { code: 'NOT_FOUND', message: 'No key key_doesnotexist.' } });
+    assert.match((await admin(dir, 'key', 'update', created.id)).stderr, /required option '--daily-credits <n\|none>' not specified/);
+    assert.equal((await listed())?.dailyCreditLimit, null, 'nothing changed');
   });
 
   test('bad input exits non-zero with a clear message on stderr, no stack trace, and changes nothing', async () => {
@@ -482,7 +504,7 @@ describe('operator CLI: help', () => {
     visit(program, 'admin');
     assert.deepEqual(missing, []);
     const names = (command: Command): string[] => command.commands.flatMap((sub) => [sub.name(), ...names(sub).map((name) => `${sub.name()} ${name}`)]);
-    for (const command of ['team create', 'team update', 'team list', 'credits add', 'key create', 'key list', 'key revoke', 'ledger', 'usage', 'requests', 'migrate']) {
+    for (const command of ['team create', 'team update', 'team list', 'credits add', 'key create', 'key list', 'key update', 'key revoke', 'ledger', 'usage', 'requests', 'migrate']) {
       assert.ok(names(program).includes(command), command);
     }
   });

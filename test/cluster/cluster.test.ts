@@ -140,6 +140,34 @@ describe('a cluster of three nodes behind HAProxy', { timeout: 120_000 }, () => 
     assert.deepEqual(statuses, { 200: 100, 429: 500 }, JSON.stringify(results.find((r) => r.status !== 200 && r.status !== 429)?.body));
   });
 
+  test('one Idempotency-Key sent 60 times at once through HAProxy and to each node: one scrape charged, every 200 the same bytes', async () => {
+    const team = await newTeam(10, 10_000);
+    const points = entryPoints();
+    const send = (point: string) =>
+      fetch(`${point}${profile('idempotent')}`, { headers: { 'x-api-key': team.key, 'idempotency-key': 'cluster-once' }, signal: AbortSignal.timeout(20_000), dispatcher }).then(
+        async (response) => ({ status: response.status, replayed: response.headers.get('idempotent-replayed'), body: Buffer.from(await response.arrayBuffer()) }),
+      );
+    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => send(points[i % points.length] as string)));
+    assert.deepEqual(Object.keys(counts(answers.map((answer) => answer.status))).filter((status) => status !== '200' && status !== '409'), []);
+    // Once the first has its answer, every node replays it.
+    const replays = await Promise.all(points.map(send));
+    const first = replays[0]?.body as Buffer;
+    for (const answer of [...answers, ...replays]) if (answer.status === 200) assert.ok(answer.body.equals(first), 'the same bytes');
+    assert.ok(replays.every((answer) => answer.status === 200 && answer.replayed === 'true'));
+    assert.equal(answers.filter((answer) => answer.status === 200 && answer.replayed === null).length, 1, 'one ran');
+    assert.deepEqual(await ledgerOf(team.teamId), { balance: 9, sum: 9, kept: 1, pending: 0 });
+  });
+
+  test("a key's daily credit limit of 5 under 100 live scrapes racing through HAProxy and each node: exactly 5 charged, the rest 402 KEY_CREDIT_LIMIT", async () => {
+    const team = await newTeam(1_000, 10_000);
+    await stores.accounts.updateKey(team.keyId, { dailyCreditLimit: 5 });
+    const points = entryPoints();
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => get(points[i % points.length] as string, profile(`daily${i}`), team.key)));
+    assert.deepEqual(counts(results.map((r) => r.status)), { 200: 5, 402: 95 });
+    assert.ok(results.every((r) => r.status === 200 || r.body.error?.code === 'KEY_CREDIT_LIMIT'));
+    assert.deepEqual(await ledgerOf(team.teamId), { balance: 995, sum: 995, kept: 5, pending: 0 });
+  });
+
   test('a key revoked with the CLI fails with 401 on the next request to each node (and the CLI without Redis is refused)', async () => {
     const team = await newTeam(10, 1_000);
     const url = `${profile('revoked')}&cache_max_age=1d`;

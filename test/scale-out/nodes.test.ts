@@ -7,17 +7,8 @@ import pg from 'pg';
 import { openPostgresStores } from '../../src/store/postgres/index.ts';
 import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
 import { byId, defaultScript, fixtureResult, startHarness, type Harness } from '../api/harness.ts';
-import { expectError, ledgerState, success, until, urlOf, variantQuery } from '../api/support.ts';
+import { expectError, gate, ledgerState, success, until, urlOf, variantQuery } from '../api/support.ts';
 import { TEST_REDIS_URL } from '../support/backends.ts';
-
-/** A promise the test releases when it chooses. */
-function gate(): { opened: Promise<void>; release: () => void } {
-  let release!: () => void;
-  const opened = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  return { opened, release };
-}
 
 describe('two nodes on PostgreSQL + Redis', () => {
   let a: Harness;
@@ -106,6 +97,85 @@ describe('two nodes on PostgreSQL + Redis', () => {
     } finally {
       redis.disconnect();
     }
+  });
+
+  test('an Idempotency-Key holds across nodes: 409 on one while the other runs it, then the replay byte for byte on both, charged once', async () => {
+    const endpoint = byId('snapmsg.profile');
+    const team = await a.newTeam(100, 1000);
+    const url = urlOf(endpoint, {}, variantQuery(endpoint, 'idemnodes'));
+    const headers = { 'x-api-key': team.key, 'idempotency-key': 'order-7-attempt' };
+    const { opened, release } = gate();
+    a.script = async (e) => {
+      await opened;
+      return fixtureResult(e);
+    };
+    const calls = a.calls.length + b.calls.length;
+    const first = a.get(url, headers);
+    await until(() => a.calls.length + b.calls.length === calls + 1);
+    const busy = await b.get(url, headers);
+    expectError(busy, 409, 'IDEMPOTENCY_IN_PROGRESS', { authed: true });
+    expectError(await b.get(urlOf(endpoint, {}, variantQuery(endpoint, 'idemother')), headers), 422, 'IDEMPOTENCY_KEY_REUSED', { authed: true });
+    release();
+    const answered = await first;
+    assert.equal(success(answered).meta.creditsCharged, 1);
+    for (const node of [b, a]) {
+      const again = await node.get(url, headers);
+      assert.equal(again.statusCode, 200);
+      assert.equal(again.headers['idempotent-replayed'], 'true');
+      assert.ok(again.rawPayload.equals(answered.rawPayload));
+    }
+    // 40 more at once, half on each node: replays all.
+    const racing = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).get(url, headers)));
+    for (const response of racing) assert.ok(response.rawPayload.equals(answered.rawPayload));
+    assert.equal(a.calls.length + b.calls.length, calls + 1);
+    const state = await ledgerState(a, team.team.id);
+    assert.deepEqual([state.balance, state.sum, state.pending], [99, 99, 0]);
+  });
+
+  test('50 requests with one fresh Idempotency-Key racing on both nodes: one runs and is charged, the rest 409 or its replay', async () => {
+    const endpoint = byId('linkpage-a.profile');
+    const team = await a.newTeam(100, 1000);
+    const url = urlOf(endpoint, {}, variantQuery(endpoint, 'idemrace'));
+    const headers = { 'x-api-key': team.key, 'idempotency-key': 'race-key-1' };
+    a.script = b.script = async (e) => {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return fixtureResult(e);
+    };
+    const responses = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).get(url, headers)));
+    const ran = responses.filter((response) => response.statusCode === 200 && response.headers['idempotent-replayed'] === undefined);
+    assert.equal(ran.length, 1);
+    for (const response of responses) {
+      if (response.statusCode === 409) expectError(response, 409, 'IDEMPOTENCY_IN_PROGRESS', { authed: true });
+      else assert.ok(response.rawPayload.equals(ran[0]?.rawPayload as Buffer));
+    }
+    const state = await ledgerState(a, team.team.id);
+    assert.deepEqual([state.balance, state.sum, state.pending], [99, 99, 0]);
+  });
+
+  test("a key's daily credit limit of 5 under 100 live scrapes racing over both nodes: exactly 5 charged, the rest 402", async () => {
+    const endpoint = byId('linkpage-b.page');
+    const team = await a.newTeam(1000, 1000);
+    await a.stores.accounts.updateKey(team.keyId, { dailyCreditLimit: 5 });
+    const responses = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).get(urlOf(endpoint, {}, variantQuery(endpoint, `nodelimit${i}`)), { 'x-api-key': team.key })));
+    assert.equal(responses.filter((response) => response.statusCode === 200).length, 5);
+    for (const response of responses.filter((candidate) => candidate.statusCode !== 200)) expectError(response, 402, 'KEY_CREDIT_LIMIT', { authed: true });
+    const state = await ledgerState(a, team.team.id);
+    assert.deepEqual([state.balance, state.sum, state.pending], [995, 995, 0]);
+  });
+
+  test('live scrapes racing over both nodes across the low-balance alert and down to 0 record each crossing once', async () => {
+    const endpoint = byId('snapmsg.profile');
+    const team = await a.newTeam(20, 1000);
+    await a.stores.accounts.updateTeam(team.team.id, { lowBalanceAlert: 7 });
+    const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).get(urlOf(endpoint, {}, variantQuery(endpoint, `alertnode${i}`)), { 'x-api-key': team.key })));
+    assert.equal(responses.filter((response) => response.statusCode === 200).length, 20);
+    assert.deepEqual(
+      (await a.stores.events.list(team.team.id)).map((event) => [event.type, event.data]),
+      [
+        ['credits.low', { balance: 6, threshold: 7 }],
+        ['credits.exhausted', { balance: 0 }],
+      ],
+    );
   });
 
   test('a key revoked through one node is refused by the other from the next request', async () => {

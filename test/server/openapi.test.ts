@@ -1,5 +1,6 @@
 // The OpenAPI 3.1 document at /openapi.json, generated from the endpoint declarations, and the
 // docs page at /docs, served entirely by the service itself.
+import { accountChanges } from '../../src/account/changes.ts';
 import { ACCOUNT_TAG, accountEndpoints } from '../../src/account/endpoints.ts';
 import { acceptsGzip, STATUS_TAG } from '../../src/server/plugins/openapi.ts';
 import assert from 'node:assert/strict';
@@ -29,14 +30,15 @@ const ERROR_CODE_OF: Record<string, string[]> = {
   403: ['FORBIDDEN'],
   404: ['NOT_FOUND'],
   405: ['METHOD_NOT_ALLOWED'],
-  422: ['VALIDATION_ERROR'],
+  409: ['IDEMPOTENCY_IN_PROGRESS'],
+  422: ['VALIDATION_ERROR', 'IDEMPOTENCY_KEY_REUSED'],
   429: ['RATE_LIMITED'],
   500: ['INTERNAL_ERROR'],
   501: ['NOT_IMPLEMENTED'],
   502: ['UPSTREAM_BLOCKED', 'UPSTREAM_UNRECOGNISED'],
   503: ['SERVICE_UNAVAILABLE'],
 };
-const ALWAYS = ['401', '402', '403', '404', '405', '422', '429', '500', '501', '502', '503'];
+const ALWAYS = ['401', '402', '403', '404', '405', '409', '422', '429', '500', '501', '502', '503'];
 
 const newAjv = () => {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -96,22 +98,41 @@ describe('GET /openapi.json', () => {
   });
   after(() => h.close());
 
-  test('is an OpenAPI 3.1 document with title, version and exactly the nine scraping, three account and the status /v1 paths, each a GET only', () => {
+  test('is an OpenAPI 3.1 document with title, version and exactly the nine scraping, three account and the status /v1 paths, each a GET, and the PATCHes of the account', () => {
     assert.equal(doc.openapi, '3.1.0');
     const info = doc.info as Json;
     assert.equal(typeof info.title, 'string');
     assert.equal(typeof info.version, 'string');
     assert.equal(endpoints.length, 9);
-    assert.deepEqual(Object.keys(paths).sort(), [...[...endpoints, ...accountEndpoints].map((endpoint) => endpoint.path), '/v1/status'].sort());
+    const methods = new Map<string, string[]>([...endpoints, ...accountEndpoints, { path: '/v1/status' }].map((endpoint) => [endpoint.path, ['get']]));
+    for (const change of accountChanges) methods.set(change.path, [...(methods.get(change.path) ?? []), 'patch']);
+    assert.deepEqual(Object.keys(paths).sort(), [...methods.keys()].sort());
     for (const [path, item] of Object.entries(paths)) {
       assert.match(path, /^\/v1\//);
-      assert.deepEqual(Object.keys(item), ['get'], path);
+      assert.deepEqual(Object.keys(item), methods.get(path), path);
     }
-    const operationIds = Object.values(paths).map((item) => item.get?.operationId);
+    const operationIds = Object.values(paths).flatMap((item) => Object.values(item).map((operation) => operation.operationId));
     assert.ok(operationIds.every((id) => typeof id === 'string' && id.length > 0));
     assert.equal(new Set(operationIds).size, operationIds.length, 'operationIds are unique');
     // 3.1 expresses null through the JSON Schema type, never the 3.0 `nullable` keyword.
     for (const [where, schema] of walk(doc)) assert.equal(schema.nullable, undefined, `3.0-style nullable at ${where}`);
+  });
+
+  test('each PATCH of the account: its JSON body (closed), path parameters, and 200, 400, 401, 403, 404 (with a parameter), 405, 422, 429, 500, 503', () => {
+    for (const change of accountChanges) {
+      const operation = paths[change.path]?.patch as Json;
+      const body = ((operation.requestBody as Json).content as Record<string, Json>)['application/json'] as Json;
+      assert.equal((body.schema as Json).additionalProperties, false);
+      assert.deepEqual(body.example, change.example.body);
+      const params = Object.keys(change.params.properties);
+      assert.deepEqual(
+        ((operation.parameters ?? []) as Json[]).map((parameter) => [parameter.in, parameter.name, parameter.required]),
+        params.map((name) => ['path', name, true]),
+      );
+      const statuses = ['200', '400', '401', '403', '405', '422', '429', '500', '503', ...(params.length > 0 ? ['404'] : [])];
+      assert.deepEqual(Object.keys(operation.responses as Json).sort(), statuses.sort());
+      assert.deepEqual(operation.tags, [ACCOUNT_TAG.name]);
+    }
   });
 
   test('has a license, one tag per platform, described by its endpoint declarations, and the account and status tags', () => {
@@ -153,7 +174,7 @@ describe('GET /openapi.json', () => {
       const operation = () => paths[endpoint.path]?.get as Json;
 
       test('lists every declared query parameter plus cache_max_age and stale_if_error, with the declared schema and required flag', () => {
-        const parameters = operation().parameters as Json[];
+        const parameters = (operation().parameters as Json[]).filter((parameter) => parameter.in !== 'header');
         const declared = endpoint.query.properties as Record<string, Json>;
         const required = new Set(endpoint.query.required ?? []);
         assert.deepEqual(parameters.map((parameter) => parameter.name).sort(), [...Object.keys(declared), 'cache_max_age', 'stale_if_error'].sort());
@@ -170,6 +191,17 @@ describe('GET /openapi.json', () => {
           assert.equal(parameter.description, description, `${name} description`);
         }
         if (endpoint.paging) assert.ok(parameters.some((parameter) => parameter.name === endpoint.paging?.param), 'token parameter');
+      });
+
+      test('takes an optional Idempotency-Key header, and documents the replay header of the 200', () => {
+        const headers = (operation().parameters as Json[]).filter((parameter) => parameter.in === 'header');
+        assert.deepEqual(headers.map((parameter) => [parameter.name, parameter.required]), [['idempotency-key', false]]);
+        const schema = headers[0]?.schema as Json;
+        assert.deepEqual([schema.type, schema.minLength, schema.maxLength], ['string', 1, 255]);
+        assert.match(String(headers[0]?.description), /24 hours/);
+        const ok = (operation().responses as Record<string, Json>)['200'] as Json;
+        assert.ok((ok.headers as Json)['idempotent-replayed']);
+        assert.ok(((operation().responses as Record<string, Json>)['409']?.headers as Json)['retry-after']);
       });
 
       test("the 200 schema's data is the declaration's data schema, nullable fields as anyOf with type null", () => {

@@ -471,7 +471,7 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.deepEqual(await s.ledger.commit(r1.reservationId), { charged: true, balance: 11 });
         assert.deepEqual(await s.ledger.refund(r2.reservationId), { refunded: true, balance: 13 });
         const tooMuch = await s.ledger.reserve(team.id, 14, reqId(), base + MINUTE);
-        assert.deepEqual(tooMuch, { ok: false, balance: 13 });
+        assert.deepEqual(tooMuch, { ok: false, reason: 'balance', balance: 13 });
         const all = await s.ledger.reserve(team.id, 13, reqId(), base + MINUTE);
         assert.ok(all.ok);
         assert.equal(all.balance, 0);
@@ -777,6 +777,291 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         }, 'until is exclusive');
         assert.equal(await s.requests.prune(t0 + 2 * MINUTE), 2);
         assert.equal((await s.requests.list({ teamId: team })).records.length, 4);
+      });
+    });
+
+    describe('daily credit limits of keys', () => {
+      const DAY = '2026-11-27';
+      const NEXT = '2026-11-28';
+      const far = () => Date.now() + 60 * MINUTE;
+      const limitedKey = async (s: Stores, teamId: string, dailyCreditLimit: number | null) => {
+        const hash = uid('hash');
+        return s.accounts.createKey({ teamId, name: uid('key'), hash, prefix: 'ps_live_', last4: hash.slice(-4), dailyCreditLimit });
+      };
+
+      it('a key carries its limit and its spending from creation, lookup, listing and update', async (s) => {
+        const team = await newTeam(s, 10);
+        const hash = uid('hash');
+        const key = await s.accounts.createKey({ teamId: team.id, name: 'limited', hash, prefix: 'ps_live_', last4: hash.slice(-4), dailyCreditLimit: 5 });
+        assert.equal(key.dailyCreditLimit, 5);
+        assert.equal(key.spent, null);
+        assert.deepEqual(await s.accounts.getKey(key.id), key);
+        assert.deepEqual((await s.accounts.findActiveKey(hash))?.key, key);
+        assert.deepEqual((await s.accounts.listKeys(team.id)).find((k) => k.id === key.id), key);
+        assert.equal((await newKey(s, team.id)).key.dailyCreditLimit, null, 'none by default');
+        const raised = await s.accounts.updateKey(key.id, { dailyCreditLimit: 7 });
+        assert.deepEqual(raised, { ...key, dailyCreditLimit: 7 });
+        assert.deepEqual(await s.accounts.updateKey(key.id, { dailyCreditLimit: null }), { ...key, dailyCreditLimit: null });
+        assert.equal(await s.accounts.updateKey('key_nope', { dailyCreditLimit: 1 }), null);
+        assert.equal(await s.accounts.getKey('key_nope'), null);
+        for (const bad of [-1, 1.5, Number.NaN, 1e10]) {
+          await assert.rejects(s.accounts.updateKey(key.id, { dailyCreditLimit: bad }), RangeError, String(bad));
+          await assert.rejects(limitedKey(s, team.id, bad), RangeError, String(bad));
+        }
+        assert.equal((await s.accounts.updateKey(key.id, { dailyCreditLimit: 0 }))?.dailyCreditLimit, 0, '0: cache hits only');
+      });
+
+      it('reservations count against the key on their day; past the limit nothing is taken; refunds give back to that day', async (s) => {
+        const team = await newTeam(s, 20);
+        const key = await limitedKey(s, team.id, 3);
+        const on = (day: string) => ({ id: key.id, day });
+        const held: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          const r = await s.ledger.reserve(team.id, 1, reqId(), far(), on(DAY));
+          assert.ok(r.ok);
+          held.push(r.reservationId);
+        }
+        assert.deepEqual((await s.accounts.getKey(key.id))?.spent, { day: DAY, credits: 3 });
+        const refused = await s.ledger.reserve(team.id, 1, reqId(), far(), on(DAY));
+        assert.deepEqual(refused, { ok: false, reason: 'key-limit', balance: 17, limit: 3, spent: 3 });
+        assert.equal(await assertConsistent(s, team.id), 17, 'nothing taken');
+        assert.equal((await s.ledger.entries(team.id)).length, 4);
+        // Another key of the team, or none, is not held back by it.
+        assert.ok((await s.ledger.reserve(team.id, 1, reqId(), far(), { id: (await newKey(s, team.id)).key.id, day: DAY })).ok);
+        assert.ok((await s.ledger.reserve(team.id, 1, reqId(), far())).ok);
+        // A refund gives the credit back to the key's day; a commit keeps it spent.
+        await s.ledger.refund(held[0] as string);
+        await s.ledger.commit(held[1] as string);
+        assert.deepEqual((await s.accounts.getKey(key.id))?.spent, { day: DAY, credits: 2 });
+        assert.ok((await s.ledger.reserve(team.id, 1, reqId(), far(), on(DAY))).ok);
+        assert.equal((await s.ledger.reserve(team.id, 1, reqId(), far(), on(DAY))).ok, false);
+        // The next day starts from nothing; a refund of the day before leaves it so.
+        const next = await s.ledger.reserve(team.id, 2, reqId(), far(), on(NEXT));
+        assert.ok(next.ok);
+        await s.ledger.refund(held[2] as string);
+        assert.deepEqual((await s.accounts.getKey(key.id))?.spent, { day: NEXT, credits: 2 });
+        assert.deepEqual(await s.ledger.reserve(team.id, 2, reqId(), far(), on(NEXT)), { ok: false, reason: 'key-limit', balance: 14, limit: 3, spent: 2 });
+        // A balance too low is said as such, the key's count untouched.
+        const poor = await newTeam(s, 0);
+        const poorKey = await limitedKey(s, poor.id, 3);
+        assert.deepEqual(await s.ledger.reserve(poor.id, 1, reqId(), far(), { id: poorKey.id, day: DAY }), { ok: false, reason: 'balance', balance: 0 });
+        assert.equal((await s.accounts.getKey(poorKey.id))?.spent, null);
+        assert.equal(await assertConsistent(s, team.id), 14);
+      });
+
+      it('an abandoned reservation refunded by the sweep gives the credit back to its key', async (s) => {
+        const team = await newTeam(s, 10);
+        const key = await limitedKey(s, team.id, 2);
+        await s.ledger.reserve(team.id, 1, reqId(), Date.now() - 1_000, { id: key.id, day: DAY });
+        await s.ledger.reserve(team.id, 1, reqId(), far(), { id: key.id, day: DAY });
+        assert.equal(await s.ledger.refundExpired(Date.now()), 1);
+        assert.deepEqual((await s.accounts.getKey(key.id))?.spent, { day: DAY, credits: 1 });
+        assert.equal(await assertConsistent(s, team.id), 9);
+      });
+
+      it('exactly the limit of 100 concurrent reservations of one key is taken', async (s) => {
+        const team = await newTeam(s, 1_000);
+        const key = await limitedKey(s, team.id, 5);
+        const results = await Promise.all(Array.from({ length: 100 }, () => s.ledger.reserve(team.id, 1, reqId(), far(), { id: key.id, day: DAY })));
+        assert.equal(results.filter((r) => r.ok).length, 5);
+        assert.equal(results.filter((r) => !r.ok && r.reason === 'key-limit').length, 95);
+        assert.equal(await assertConsistent(s, team.id), 995);
+        assert.deepEqual((await s.accounts.getKey(key.id))?.spent, { day: DAY, credits: 5 });
+        // And under a balance lower than the limit, the balance holds.
+        const poor = await newTeam(s, 3);
+        const wide = await limitedKey(s, poor.id, 50);
+        const racing = await Promise.all(Array.from({ length: 60 }, () => s.ledger.reserve(poor.id, 1, reqId(), far(), { id: wide.id, day: DAY })));
+        assert.equal(racing.filter((r) => r.ok).length, 3);
+        assert.equal(await assertConsistent(s, poor.id), 0);
+        assert.deepEqual((await s.accounts.getKey(wide.id))?.spent, { day: DAY, credits: 3 });
+      });
+    });
+
+    describe('low-balance alerts and account events', () => {
+      const far = () => Date.now() + 60 * MINUTE;
+      const spend = async (s: Stores, teamId: string, times: number) => {
+        const held: string[] = [];
+        for (let i = 0; i < times; i++) {
+          const r = await s.ledger.reserve(teamId, 1, reqId(), far());
+          assert.ok(r.ok, `charge ${i}`);
+          held.push(r.reservationId);
+        }
+        return held;
+      };
+      const kinds = async (s: Stores, teamId: string) => (await s.events.list(teamId)).map((event) => `${event.type} ${JSON.stringify(event.data)}`);
+
+      it('a team carries its alert: none by default, set, cleared; bad values refused', async (s) => {
+        const team = await newTeam(s, 10);
+        assert.equal(team.lowBalanceAlert, null);
+        const { hash } = await newKey(s, team.id);
+        const set = await s.accounts.updateTeam(team.id, { lowBalanceAlert: 5 });
+        assert.deepEqual(set, { ...team, lowBalanceAlert: 5 });
+        assert.deepEqual(await s.accounts.getTeam(team.id), set);
+        assert.equal((await s.accounts.findActiveKey(hash))?.team.lowBalanceAlert, 5);
+        assert.equal((await s.accounts.listTeams()).find((t) => t.id === team.id)?.lowBalanceAlert, 5);
+        assert.equal((await s.accounts.updateTeam(team.id, { name: 'renamed' }))?.lowBalanceAlert, 5, 'kept by other changes');
+        assert.equal((await s.accounts.updateTeam(team.id, { lowBalanceAlert: null }))?.lowBalanceAlert, null);
+        for (const bad of [-1, 2.5, Number.NaN, 1e13]) await assert.rejects(s.accounts.updateTeam(team.id, { lowBalanceAlert: bad }), RangeError, String(bad));
+        await assert.rejects(s.events.list(team.id, 0), RangeError);
+      });
+
+      it('records credits.low and credits.exhausted once each per crossing; refunds do not re-arm them, a top-up to the alert does', async (s) => {
+        const team = await newTeam(s, 10);
+        await s.accounts.updateTeam(team.id, { lowBalanceAlert: 5 });
+        await spend(s, team.id, 5);
+        assert.deepEqual(await kinds(s, team.id), [], 'at the alert is not below it');
+        const [below] = await spend(s, team.id, 1);
+        assert.deepEqual(await kinds(s, team.id), ['credits.low {"balance":4,"threshold":5}']);
+        await s.ledger.refund(below as string);
+        await spend(s, team.id, 1);
+        assert.equal((await s.events.list(team.id)).length, 1, 'a refund does not re-arm');
+        await spend(s, team.id, 4);
+        assert.deepEqual(await kinds(s, team.id), ['credits.low {"balance":4,"threshold":5}', 'credits.exhausted {"balance":0}']);
+        await s.ledger.addCredits(team.id, 3);
+        await spend(s, team.id, 3);
+        assert.equal((await s.events.list(team.id)).length, 2, 'a top-up below the alert re-arms neither');
+        await s.ledger.addCredits(team.id, 6);
+        await spend(s, team.id, 6);
+        const events = await s.events.list(team.id);
+        assert.deepEqual(events.map((event) => event.type), ['credits.low', 'credits.exhausted', 'credits.low', 'credits.exhausted']);
+        assert.deepEqual(events[2]?.data, { balance: 4, threshold: 5 });
+        for (const event of events) {
+          assert.match(event.id, /^evt_/);
+          assert.equal(event.teamId, team.id);
+          assert.match(event.createdAt, ISO_MS);
+        }
+        assert.equal(new Set(events.map((event) => event.id)).size, 4);
+        assert.deepEqual((await s.events.list(team.id, 1)).map((event) => event.id), [events[0]?.id]);
+        assert.deepEqual(await s.events.list((await newTeam(s)).id), []);
+        assert.equal(await assertConsistent(s, team.id), 0);
+      });
+
+      it('without an alert, reaching 0 is recorded, and any top-up re-arms it; an alert set below the balance arms at once, above it at the next top-up', async (s) => {
+        const team = await newTeam(s, 2);
+        await spend(s, team.id, 2);
+        assert.deepEqual(await kinds(s, team.id), ['credits.exhausted {"balance":0}']);
+        await s.ledger.addCredits(team.id, 1);
+        await spend(s, team.id, 1);
+        assert.equal((await s.events.list(team.id)).length, 2);
+        await s.ledger.addCredits(team.id, 3);
+        await s.accounts.updateTeam(team.id, { lowBalanceAlert: 10 });
+        await spend(s, team.id, 1);
+        assert.equal((await s.events.list(team.id)).length, 2, 'set while below: nothing until a top-up reaches it');
+        await s.ledger.addCredits(team.id, 8);
+        await spend(s, team.id, 1);
+        assert.deepEqual((await kinds(s, team.id)).at(-1), 'credits.low {"balance":9,"threshold":10}');
+        await s.accounts.updateTeam(team.id, { lowBalanceAlert: 3 });
+        await spend(s, team.id, 7);
+        assert.deepEqual((await kinds(s, team.id)).at(-1), 'credits.low {"balance":2,"threshold":3}', 'a new alert under the balance is armed');
+      });
+
+      it('100 charges racing across the alert and down to 0 record each crossing exactly once', async (s) => {
+        const team = await newTeam(s, 50);
+        await s.accounts.updateTeam(team.id, { lowBalanceAlert: 25 });
+        const results = await Promise.all(Array.from({ length: 100 }, () => s.ledger.reserve(team.id, 1, reqId(), far())));
+        assert.equal(results.filter((r) => r.ok).length, 50);
+        assert.deepEqual(await kinds(s, team.id), ['credits.low {"balance":24,"threshold":25}', 'credits.exhausted {"balance":0}']);
+      });
+    });
+
+    describe('idempotency keys', () => {
+      const T0 = 1_700_000_000_000;
+      const LOCK = 75_000;
+      const DAY = 24 * 60 * MINUTE;
+      const scopeOf = (teamId = uid('team'), test = false, key = uid('idem')) => ({ teamId, test, key });
+      // Bytes that are not UTF-8 text, so that any decoding on the way would show.
+      const answerOf = (size = 64, location: string | null = null) => ({
+        status: 200,
+        body: Buffer.from(Array.from({ length: size }, (_, i) => (i * 37 + 255) % 256)),
+        location,
+      });
+
+      it('claims a free key once; the same request meanwhile finds it running, another request finds it reused', async (s) => {
+        const scope = scopeOf();
+        assert.deepEqual(await s.idempotency.claim(scope, 'fp-a', 'req_1', T0 + LOCK, T0), { outcome: 'claimed' });
+        assert.deepEqual(await s.idempotency.claim(scope, 'fp-a', 'req_2', T0 + 1 + LOCK, T0 + 1), { outcome: 'running' });
+        assert.deepEqual(await s.idempotency.claim(scope, 'fp-b', 'req_3', T0 + 2 + LOCK, T0 + 2), { outcome: 'reused' });
+        // The same key in another team, or for the other mode of keys, is another key.
+        assert.deepEqual(await s.idempotency.claim({ ...scope, teamId: uid('team') }, 'fp-b', 'req_4', T0 + LOCK, T0), { outcome: 'claimed' });
+        assert.deepEqual(await s.idempotency.claim({ ...scope, test: true }, 'fp-b', 'req_5', T0 + LOCK, T0), { outcome: 'claimed' });
+      });
+
+      it('keeps the answer of its claim and gives it back byte for byte to the same request until it expires', async (s) => {
+        const scope = scopeOf();
+        await s.idempotency.claim(scope, 'fp', 'req_1', T0 + LOCK, T0);
+        assert.equal(await s.idempotency.keep(scope, 'req_other', answerOf(), T0 + DAY), false, 'only the owner keeps');
+        const answer = answerOf(300_000, '/v1/jobs/job_1');
+        assert.equal(await s.idempotency.keep(scope, 'req_1', answer, T0 + 10 + DAY), true);
+        assert.equal(await s.idempotency.keep(scope, 'req_1', answerOf(), T0 + DAY), false, 'kept once');
+        const replay = await s.idempotency.claim(scope, 'fp', 'req_2', T0 + 100 + LOCK, T0 + 100);
+        assert.equal(replay.outcome, 'kept');
+        assert.ok(replay.outcome === 'kept');
+        assert.equal(replay.answer.status, 200);
+        assert.equal(replay.answer.location, '/v1/jobs/job_1');
+        assert.ok(Buffer.isBuffer(replay.answer.body));
+        assert.ok(replay.answer.body.equals(answer.body), 'the same bytes');
+        assert.deepEqual(await s.idempotency.claim(scope, 'fp-other', 'req_3', T0 + LOCK, T0 + 200), { outcome: 'reused' });
+        // Lock deadlines are beside the point once kept: it holds until it expires.
+        assert.equal((await s.idempotency.claim(scope, 'fp', 'req_4', T0 + DAY + LOCK, T0 + 10 + DAY)).outcome, 'kept');
+        assert.deepEqual(await s.idempotency.claim(scope, 'fp-other', 'req_5', T0 + 11 + DAY + LOCK, T0 + 11 + DAY), { outcome: 'claimed' }, 'expired: free');
+      });
+
+      it('a released key is free at once, for any request; only its owner releases it', async (s) => {
+        const scope = scopeOf();
+        await s.idempotency.claim(scope, 'fp', 'req_1', T0 + LOCK, T0);
+        await s.idempotency.release(scope, 'req_other');
+        assert.equal((await s.idempotency.claim(scope, 'fp', 'req_2', T0 + LOCK, T0)).outcome, 'running');
+        await s.idempotency.release(scope, 'req_1');
+        assert.deepEqual(await s.idempotency.claim(scope, 'fp-b', 'req_3', T0 + LOCK, T0), { outcome: 'claimed' });
+        // A kept answer is not released.
+        assert.equal(await s.idempotency.keep(scope, 'req_3', answerOf(), T0 + DAY), true);
+        await s.idempotency.release(scope, 'req_3');
+        assert.equal((await s.idempotency.claim(scope, 'fp-b', 'req_4', T0 + LOCK, T0)).outcome, 'kept');
+      });
+
+      it('a claim past its lock deadline is taken over; its first owner can then neither keep nor release it', async (s) => {
+        const scope = scopeOf();
+        await s.idempotency.claim(scope, 'fp', 'req_dead', T0 + LOCK, T0);
+        assert.equal((await s.idempotency.claim(scope, 'fp', 'req_2', T0 + LOCK, T0 + LOCK)).outcome, 'running', 'held up to its deadline');
+        assert.deepEqual(await s.idempotency.claim(scope, 'fp-b', 'req_new', T0 + 2 * LOCK, T0 + LOCK + 1), { outcome: 'claimed' });
+        assert.equal(await s.idempotency.keep(scope, 'req_dead', answerOf(), T0 + DAY), false);
+        await s.idempotency.release(scope, 'req_dead');
+        assert.equal((await s.idempotency.claim(scope, 'fp-b', 'req_3', T0 + 2 * LOCK, T0 + LOCK + 2)).outcome, 'running');
+        assert.equal(await s.idempotency.keep(scope, 'req_new', answerOf(), T0 + DAY), true);
+      });
+
+      it('exactly one of 100 concurrent claims of a key wins', async (s) => {
+        const scope = scopeOf();
+        const claims = await Promise.all(Array.from({ length: 100 }, (_, i) => s.idempotency.claim(scope, 'fp', `req_${i}`, T0 + LOCK, T0)));
+        assert.equal(claims.filter((claim) => claim.outcome === 'claimed').length, 1);
+        assert.equal(claims.filter((claim) => claim.outcome === 'running').length, 99);
+        const mixed = scopeOf();
+        const racing = await Promise.all(Array.from({ length: 50 }, (_, i) => s.idempotency.claim(mixed, `fp-${i % 2}`, `req_${i}`, T0 + LOCK, T0)));
+        const winner = racing.findIndex((claim) => claim.outcome === 'claimed');
+        assert.equal(racing.filter((claim) => claim.outcome === 'claimed').length, 1);
+        racing.forEach((claim, i) => {
+          if (i !== winner) assert.equal(claim.outcome, i % 2 === winner % 2 ? 'running' : 'reused', `claim ${i}`);
+        });
+      });
+
+      it('prune deletes the records that no longer hold their key', async (s) => {
+        const team = uid('team');
+        const running = scopeOf(team);
+        const dead = scopeOf(team);
+        const kept = scopeOf(team);
+        const expired = scopeOf(team);
+        await s.idempotency.claim(running, 'fp', 'req_1', T0 + 10 * LOCK, T0);
+        await s.idempotency.claim(dead, 'fp', 'req_2', T0 + LOCK, T0);
+        for (const [scope, expires] of [[kept, T0 + DAY], [expired, T0 + 1_000]] as const) {
+          await s.idempotency.claim(scope, 'fp', 'req_3', T0 + LOCK, T0);
+          await s.idempotency.keep(scope, 'req_3', answerOf(), expires);
+        }
+        assert.equal(await s.idempotency.prune(T0), 0);
+        assert.equal(await s.idempotency.prune(T0 + 2 * LOCK), 2);
+        assert.equal((await s.idempotency.claim(running, 'fp', 'req_4', T0 + 2 * LOCK, T0 + 2 * LOCK)).outcome, 'running');
+        assert.equal((await s.idempotency.claim(kept, 'fp', 'req_5', T0 + 2 * LOCK, T0 + 2 * LOCK)).outcome, 'kept');
+        assert.equal((await s.idempotency.claim(expired, 'fp-b', 'req_6', T0 + 3 * LOCK, T0 + 2 * LOCK)).outcome, 'claimed');
+        assert.equal(await s.idempotency.prune(T0 + 2 * DAY), 3);
       });
     });
 

@@ -79,7 +79,7 @@ describe('sqlite specifics', () => {
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
         .all()
         .map((r) => r.name);
-      assert.deepEqual(tables, ['api_keys', 'cache', 'drift', 'ledger', 'password_links', 'requests', 'reservations', 'sessions', 'teams', 'users', 'write_probe']);
+      assert.deepEqual(tables, ['api_keys', 'cache', 'drift', 'events', 'idempotency', 'ledger', 'password_links', 'requests', 'reservations', 'sessions', 'teams', 'users', 'write_probe']);
       // The ledger is append-only, even for a hand-written statement.
       const team = await s.accounts.createTeam({ name: 't', credits: 3, rateLimit: 1 });
       assert.throws(() => raw.prepare('UPDATE ledger SET amount = 100').run(), /append-only/);
@@ -190,7 +190,7 @@ describe('sqlite specifics', () => {
       await nextTurn();
       assert.equal(await service.accounts.findActiveKey('h-b'), null, 'revocation seen by the next lookup');
 
-      assert.deepEqual(await service.ledger.reserve(team.id, 1, 'req_1', Date.now() + 60_000), { ok: false, balance: 0 });
+      assert.deepEqual(await service.ledger.reserve(team.id, 1, 'req_1', Date.now() + 60_000), { ok: false, reason: 'balance', balance: 0 });
       await cli.ledger.addCredits(team.id, 10);
       await nextTurn();
       assert.equal((await service.accounts.findActiveKey('h-a'))?.team.credits, 10);

@@ -11,8 +11,11 @@ function asApiError(error: unknown, request: FastifyRequest): ApiError {
     request.log.error({ err: error }, 'store unavailable');
     return new ApiError('SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', { headers: { 'retry-after': '5' } });
   }
-  const status = (error as { statusCode?: number }).statusCode;
+  const { statusCode: status, code } = error as { statusCode?: number; code?: string };
   if (typeof status === 'number' && status >= 400 && status < 500) {
+    // A body where one is read: JSON only.
+    if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError('BAD_REQUEST', 'The request body must be JSON (content-type: application/json).');
+    if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error instanceof SyntaxError) return new ApiError('BAD_REQUEST', 'The request body is not valid JSON.');
     return new ApiError('BAD_REQUEST', 'The request could not be read.');
   }
   request.log.error({ err: error }, 'unexpected error');
@@ -40,16 +43,33 @@ const errors: FastifyPluginCallback<ErrorsOptions> = (app, { bodiesUnder = [] },
     hookDone();
   });
 
-  // Unknown paths are 404; known paths with another method are 405 (a GET reaching the
-  // not-found handler is on an unknown path, e.g. a known one with a trailing slash).
-  const knownPaths = new Set<string>();
+  // Unknown paths are 404; known paths with another method are 405 naming the methods they
+  // take (GET, or the PATCH of an account setting).
+  const knownPaths = new Map<string, Set<string>>();
+  /** Paths with a parameter (`/v1/account/keys/:id`), outside the prefixes that take forms. */
+  const patterns: { pattern: RegExp; methods: Set<string> }[] = [];
   app.addHook('onRoute', (route) => {
-    if (!route.url.includes('*') && !route.url.includes(':')) knownPaths.add(route.url);
+    if (route.url.includes('*') || takesForms(route.url)) return;
+    const methods = [route.method].flat().filter((method) => method !== 'HEAD');
+    if (!route.url.includes(':')) {
+      const known = knownPaths.get(route.url) ?? new Set<string>();
+      for (const method of methods) known.add(method);
+      knownPaths.set(route.url, known);
+      return;
+    }
+    const pattern = new RegExp(`^${route.url.split('/').map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}$`);
+    const known = patterns.find((entry) => entry.pattern.source === pattern.source);
+    if (known) for (const method of methods) known.methods.add(method);
+    else patterns.push({ pattern, methods: new Set(methods) });
   });
+  const methodsOf = (path: string): Set<string> | undefined =>
+    knownPaths.get(path) ?? knownPaths.get(path.replace(/\/$/, '')) ?? patterns.find(({ pattern }) => pattern.test(path))?.methods;
   const routeError = (request: FastifyRequest): ApiError => {
     const path = request.url.split('?')[0] ?? '';
-    if (request.method !== 'GET' && (knownPaths.has(path) || knownPaths.has(path.replace(/\/$/, '')))) {
-      return new ApiError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use GET.`, { headers: { allow: 'GET' } });
+    const methods = methodsOf(path);
+    if (methods && !methods.has(request.method)) {
+      const allowed = [...methods].sort().join(', ');
+      return new ApiError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use ${[...methods].sort().join(' or ')}.`, { headers: { allow: allowed } });
     }
     // The path is the client's own, echoed back only in part: the answer stays small.
     return new ApiError('NOT_FOUND', `No endpoint at ${path.length > 200 ? `${path.slice(0, 200)}…` : path}.`);
@@ -63,19 +83,20 @@ const errors: FastifyPluginCallback<ErrorsOptions> = (app, { bodiesUnder = [] },
       hookDone(new ApiError('SERVICE_UNAVAILABLE', 'The service is restarting; retry shortly.', { headers: { 'retry-after': '5' } }));
       return;
     }
-    // The dashboard's forms and MCP's messages are read (bounded by their routes); no other route reads a body.
-    if (takesForms(request.url)) {
+    // The dashboard's forms and MCP's messages are read (bounded by their routes), and the JSON
+    // body of an API route that declares one (a PATCH of the account's settings).
+    if (takesForms(request.url) || (request.routeOptions.config.body === true && request.routeOptions.method === request.method)) {
       hookDone();
       return;
     }
-    // No API route reads a body: a request that announces one is answered without reading it
+    // No other route reads a body: a request that announces one is answered without reading it
     // and its connection closed, so that a body sent slowly (or never) holds nothing.
     const { headers } = request;
     if (headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0')) {
       reply.header('connection', 'close');
     }
-    // Every route is GET: any other method is 405 or 404 here, before Fastify would read (and
-    // refuse, as 400) a body it does not need.
+    // Every other route is GET: any other method is 405 or 404 here, before Fastify would read
+    // (and refuse, as 400) a body it does not need.
     if (request.method !== 'GET') {
       hookDone(routeError(request));
       return;

@@ -1,7 +1,7 @@
 // Periodic work while the app is open, once when it is ready and then at intervals: refunds of
 // abandoned reservations (every 5 s, so that one is refunded within 10 s of its deadline, by
-// whichever node sweeps first), and cache pruning with the deletion of old request records
-// (every 30 s). `app.maintain()` runs both on demand.
+// whichever node sweeps first), and cache pruning with the deletion of old request records,
+// sessions, drift samples and Idempotency-Key records that hold their key no longer (every 30 s). `app.maintain()` runs both on demand.
 import type { FastifyInstance, FastifyPluginCallback } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Stores } from '../../store/types.ts';
@@ -54,6 +54,7 @@ const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, n
     await stores.requests.prune(now() - recordsMaxAgeMs);
     await stores.users.pruneSessions(now());
     await stores.drift.prune(now() - DRIFT_DAYS * 24 * 60 * 60 * 1000);
+    await stores.idempotency.prune(now());
   };
   app.decorate('maintain', async () => {
     await reap();

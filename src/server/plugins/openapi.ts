@@ -11,6 +11,7 @@ import type { FastifyInstance, FastifyPluginAsync, onSendHookHandler } from 'fas
 import fp from 'fastify-plugin';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { Type, type TObject, type TSchema } from 'typebox';
+import type { AccountChange } from '../../account/changes.ts';
 import { ACCOUNT_TAG, accountEndpoints } from '../../account/endpoints.ts';
 import { exampleOf } from '../../docs/examples.ts';
 import { guide } from '../../docs/guide.ts';
@@ -39,6 +40,20 @@ export const ErrorEnvelope = Obj({
   }),
 });
 
+/** The `Idempotency-Key` request header of every scraping endpoint (validated by the route, src/work/idempotency.ts). */
+const IdempotencyHeader = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[\\x21-\\x7e]+$',
+      description:
+        'Makes the request safe to send again: its 2xx answer is kept for 24 hours and replayed byte for byte (with `Idempotent-Replayed: true`, charged nothing) to the same request sent again with the same key by the team; an answer other than 2xx is not kept, so the same key may be sent again. 1 to 255 visible ASCII characters; use a fresh one (a UUID) per request.',
+      examples: ['5f0c6a3e-8d1b-4f7a-9c2e-1b3d5e7f9a0c'],
+    }),
+  ),
+});
+
 const errorExample = (code: string, message: string, details?: { path: string; message: string }[]) => ({
   error: { code, message, requestId: 'req_3q2VbX9kT0mW7yZ1aC4dE6fG', ...(details ? { details } : {}) },
 });
@@ -57,9 +72,9 @@ const errorResponse = (description: string, code: string, message: string, extra
 });
 
 /** The 422 of a query, with `details` as an example. */
-const invalidQuery = (details: { path: string; message: string }[]) =>
+const invalidQuery = (details: { path: string; message: string }[], more = '') =>
   errorResponse(
-    'Invalid query parameters; every problem is listed in `details`. A parameter the endpoint does not declare is one (never ignored): its detail names the closest declared name.',
+    `Invalid query parameters; every problem is listed in \`details\`. A parameter the endpoint does not declare is one (never ignored): its detail names the closest declared name.${more}`,
     'VALIDATION_ERROR',
     'The query parameters are invalid; see details.',
     {},
@@ -80,11 +95,11 @@ function withExamples(schema: TObject, examples: Record<string, string>): TObjec
 const operationId = (endpoint: ApiEndpoint): string => methodName(endpoint.id);
 
 /** The 200 answer of `endpoint`, with its example answer from the sandbox. */
-const successResponse = (endpoint: ApiEndpoint, description: string) => {
+const successResponse = (endpoint: ApiEndpoint, description: string, headers: Record<string, unknown> = rateHeaders) => {
   const example = exampleOf(endpoint.id);
   return {
     description,
-    headers: rateHeaders,
+    headers,
     content: { 'application/json': { schema: Type.Object({ data: endpoint.data, meta: Meta }, { additionalProperties: false }) as TSchema, ...(example === undefined ? {} : { example }) } },
   };
 };
@@ -125,18 +140,59 @@ export function accountRouteSchema(endpoint: ApiEndpoint): Record<string, unknow
   };
 }
 
+/** The OpenAPI entry of a change to the account (a PATCH): free, its body validated whole. */
+export function changeRouteSchema(change: AccountChange): Record<string, unknown> {
+  const param = Object.keys(change.params.properties)[0];
+  const responses: Record<string, unknown> = {
+    200: { description: 'The result; free (`meta.creditsCharged` is 0).', headers: rateHeaders, content: { 'application/json': { schema: Type.Object({ data: change.data, meta: Meta }, { additionalProperties: false }) } } },
+    400: errorResponse('The body is not JSON (`content-type: application/json`), or cannot be read.', 'BAD_REQUEST', 'The request body must be JSON (content-type: application/json).'),
+    401: unauthorized(),
+    403: errorResponse(
+      `A test key, or a key a member of the team made${param ? ', or a key raising or removing its own daily credit limit' : ''}.`,
+      'FORBIDDEN',
+      "A key made by a member of the team cannot change the account's settings: use a key an owner made, or ask an owner.",
+    ),
+    405: errorResponse(`A method other than ${change.method}${param ? '' : ' or GET'}.`, 'METHOD_NOT_ALLOWED', `Method PUT is not allowed here; use ${param ? change.method : `GET or ${change.method}`}.`),
+    422: errorResponse('The body is invalid; every problem is listed in `details` with its JSON path.', 'VALIDATION_ERROR', 'The request body is invalid; see details.', {}, [
+      { path: Object.keys(change.body.properties)[0] ?? '', message: 'Must be a whole number or null' },
+    ]),
+    429: rateLimitedResponse(),
+    500: internal(),
+    503: errorResponse('A store the service depends on is unreachable. Retry after `Retry-After`.', 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', retryAfter),
+  };
+  if (param) responses[404] = errorResponse(`The team has no such ${param === 'id' ? 'key' : param}.`, 'NOT_FOUND', 'The team has no key key_nope.');
+  return {
+    operationId: methodName(change.id),
+    summary: change.summary,
+    description: change.description,
+    tags: [ACCOUNT_TAG.name],
+    ...(param ? { params: change.params } : {}),
+    body: { ...change.body, examples: [change.example.body] },
+    response: responses,
+  };
+}
+
 export function routeSchema(endpoint: EndpointDeclaration): Record<string, unknown> {
   const responses: Record<string, unknown> = {
-    200: successResponse(endpoint, 'The extracted data. A live scrape costs 1 credit; a cache hit costs none. The example is a real answer from the sandbox, its lists cut to three items.'),
+    200: successResponse(endpoint, 'The extracted data. A live scrape costs 1 credit; a cache hit costs none. The example is a real answer from the sandbox, its lists cut to three items.', {
+      ...rateHeaders,
+      'idempotent-replayed': { type: 'string', enum: ['true'], description: 'Present on the answer kept for an `Idempotency-Key`, replayed byte for byte (its `meta.requestId` is the first request\'s); nothing was charged.' },
+    }),
     401: unauthorized(),
     402: errorResponse('The balance is lower than the 1 credit a live scrape costs.', 'INSUFFICIENT_CREDITS', 'A live scrape costs 1 credit; the balance is 0.'),
     403: forbidden(),
     404: errorResponse('The content does not exist, was deleted, is private, or has no public content.', 'NOT_FOUND', 'The content does not exist, was deleted, is private, or has no public content.'),
     405: errorResponse('A method other than GET.', 'METHOD_NOT_ALLOWED', 'Method POST is not allowed here; use GET.'),
-    422: invalidQuery([
-      { path: Object.keys(endpoint.exampleQuery)[0] ?? 'url', message: 'Required' },
-      unknownName('cache-max-age', Object.keys(fullQuerySchema(endpoint).properties)),
-    ]),
+    409: errorResponse(
+      '`IDEMPOTENCY_IN_PROGRESS`: a request with the same `Idempotency-Key` is still being answered; send it again after `Retry-After` (1 s) with the same key. Not charged.',
+      'IDEMPOTENCY_IN_PROGRESS',
+      'A request with this Idempotency-Key is still being answered; send it again in 1 s with the same key.',
+      retryAfter,
+    ),
+    422: invalidQuery(
+      [{ path: Object.keys(endpoint.exampleQuery)[0] ?? 'url', message: 'Required' }, unknownName('cache-max-age', Object.keys(fullQuerySchema(endpoint).properties))],
+      ' So is an invalid `Idempotency-Key` header. `IDEMPOTENCY_KEY_REUSED`: the `Idempotency-Key` was used for a different request (another path or other parameters) in the last 24 hours.',
+    ),
     429: rateLimitedResponse(),
     500: internal(),
     501: errorResponse('The endpoint is not available yet.', 'NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`),
@@ -165,6 +221,7 @@ export function routeSchema(endpoint: EndpointDeclaration): Record<string, unkno
     description: endpoint.description,
     tags: [endpoint.platform],
     querystring: withExamples(fullQuerySchema(endpoint), endpoint.exampleQuery),
+    headers: IdempotencyHeader,
     response: responses,
   };
 }

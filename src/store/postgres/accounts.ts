@@ -6,7 +6,8 @@
 // revocation holds on every node from the next request on. On its own (no Redis) a node reads
 // the key here on every request.
 import type { AccountStore, ApiKeyRecord, NewTeam, Team } from '../types.ts';
-import { checkTeamFields, newId } from '../rules.ts';
+import { keyLimits } from '../key-rows.ts';
+import { checkDailyCreditLimit, checkLowBalanceAlert, checkTeamFields, newId } from '../rules.ts';
 import type { Db } from './pool.ts';
 
 type Row = Record<string, unknown>;
@@ -34,8 +35,8 @@ export interface PostgresAccountStore extends AccountStore {
 const iso = (value: unknown): string => (value as Date).toISOString();
 const isoOrNull = (value: unknown): string | null => (value === null ? null : iso(value));
 
-const TEAM_COLS = 'id, name, credits, rate_limit, created_at';
-const KEY_COLS = 'id, team_id, name, prefix, last4, created_at, last_used_at, revoked_at, created_by';
+const TEAM_COLS = 'id, name, credits, rate_limit, created_at, low_balance_alert';
+const KEY_COLS = 'id, team_id, name, prefix, last4, created_at, last_used_at, revoked_at, created_by, daily_credit_limit, spent_day, spent';
 
 export const toTeam = (r: Row): Team => ({
   id: r.id as string,
@@ -43,6 +44,7 @@ export const toTeam = (r: Row): Team => ({
   credits: r.credits as number,
   rateLimit: r.rate_limit as number,
   createdAt: iso(r.created_at),
+  lowBalanceAlert: r.low_balance_alert === null || r.low_balance_alert === undefined ? null : Number(r.low_balance_alert),
 });
 
 const toKey = (r: Row): ApiKeyRecord => ({
@@ -55,6 +57,7 @@ const toKey = (r: Row): ApiKeyRecord => ({
   lastUsedAt: isoOrNull(r.last_used_at),
   revokedAt: isoOrNull(r.revoked_at),
   createdBy: (r.created_by as string | null) ?? null,
+  ...keyLimits(r),
 });
 
 export function accountStore({ query, transaction }: Db, watcher: () => TeamWatcher | undefined): PostgresAccountStore {
@@ -99,34 +102,54 @@ export function accountStore({ query, transaction }: Db, watcher: () => TeamWatc
       return (await query(`SELECT ${TEAM_COLS} FROM teams ORDER BY created_at, id`)).rows.map(toTeam);
     },
 
-    async updateTeam(id: string, changes: { rateLimit?: number; name?: string }): Promise<Team | null> {
+    async updateTeam(id: string, changes: { rateLimit?: number; name?: string; lowBalanceAlert?: number | null }): Promise<Team | null> {
       checkTeamFields(changes);
+      checkLowBalanceAlert(changes.lowBalanceAlert);
       await checkWatched();
+      // A new low-balance alert ($4: whether one is given) is armed when the balance is at it or
+      // above (below it, the next top-up to it arms it).
       const { rows } = await query(
-        `UPDATE teams SET name = coalesce($1, name), rate_limit = coalesce($2, rate_limit), keys_version = keys_version + 1
+        `UPDATE teams SET name = coalesce($1, name), rate_limit = coalesce($2, rate_limit), keys_version = keys_version + 1,
+                low_balance_alert = CASE WHEN $4 THEN $5::bigint ELSE low_balance_alert END,
+                low_armed = CASE WHEN $4 THEN $5::bigint IS NULL OR credits >= $5::bigint ELSE low_armed END
           WHERE id = $3 RETURNING ${TEAM_COLS}, keys_version`,
-        [changes.name ?? null, changes.rateLimit ?? null, id],
+        [changes.name ?? null, changes.rateLimit ?? null, id, changes.lowBalanceAlert !== undefined, changes.lowBalanceAlert ?? null],
       );
       if (!rows[0]) return null;
       await watcher()?.keysChanged(id, rows[0].keys_version as number);
       return toTeam(rows[0]);
     },
 
-    async createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string; createdBy?: string | null }): Promise<ApiKeyRecord> {
+    async createKey(key: { teamId: string; name: string; hash: string; prefix: string; last4: string; createdBy?: string | null; dailyCreditLimit?: number | null }): Promise<ApiKeyRecord> {
+      checkDailyCreditLimit(key.dailyCreditLimit);
       const { rows } = await query(
-        `INSERT INTO api_keys (id, team_id, name, hash, prefix, last4, created_by)
-         SELECT $1, id, $3, $4, $5, $6, $7 FROM teams WHERE id = $2
+        `INSERT INTO api_keys (id, team_id, name, hash, prefix, last4, created_by, daily_credit_limit)
+         SELECT $1, id, $3, $4, $5, $6, $7, $8 FROM teams WHERE id = $2
          RETURNING ${KEY_COLS}`,
-        [newId('key'), key.teamId, key.name, key.hash, key.prefix, key.last4, key.createdBy ?? null],
+        [newId('key'), key.teamId, key.name, key.hash, key.prefix, key.last4, key.createdBy ?? null, key.dailyCreditLimit ?? null],
       );
       if (!rows[0]) throw new Error(`unknown team ${key.teamId}`);
       return toKey(rows[0]);
     },
 
+    async getKey(id: string): Promise<ApiKeyRecord | null> {
+      const { rows } = await query(`SELECT ${KEY_COLS} FROM api_keys WHERE id = $1`, [id]);
+      return rows[0] ? toKey(rows[0]) : null;
+    },
+
+    // The limit is read by each reservation in its own statement (ledger.ts), never from a
+    // node's copy: no version to raise.
+    async updateKey(id: string, changes: { dailyCreditLimit: number | null }): Promise<ApiKeyRecord | null> {
+      checkDailyCreditLimit(changes.dailyCreditLimit);
+      const { rows } = await query(`UPDATE api_keys SET daily_credit_limit = $1 WHERE id = $2 RETURNING ${KEY_COLS}`, [changes.dailyCreditLimit, id]);
+      return rows[0] ? toKey(rows[0]) : null;
+    },
+
     async findActiveKey(hash: string): Promise<FoundKey | null> {
       const { rows } = await query(
         `SELECT k.id, k.team_id, k.name, k.prefix, k.last4, k.created_at, k.last_used_at, k.revoked_at, k.created_by,
-                t.name AS t_name, t.credits AS t_credits, t.rate_limit AS t_rate_limit, t.created_at AS t_created_at,
+                k.daily_credit_limit, k.spent_day, k.spent,
+                t.name AS t_name, t.credits AS t_credits, t.rate_limit AS t_rate_limit, t.created_at AS t_created_at, t.low_balance_alert AS t_low_balance_alert,
                 t.keys_version, t.balance_version
            FROM api_keys k JOIN teams t ON t.id = k.team_id
           WHERE k.hash = $1 AND k.revoked_at IS NULL`,
@@ -137,7 +160,7 @@ export function accountStore({ query, transaction }: Db, watcher: () => TeamWatc
       return {
         key: toKey(r),
         hash,
-        team: toTeam({ id: r.team_id, name: r.t_name, credits: r.t_credits, rate_limit: r.t_rate_limit, created_at: r.t_created_at }),
+        team: toTeam({ id: r.team_id, name: r.t_name, credits: r.t_credits, rate_limit: r.t_rate_limit, created_at: r.t_created_at, low_balance_alert: r.t_low_balance_alert }),
         versions: { keys: r.keys_version as number, balance: r.balance_version as number },
       };
     },

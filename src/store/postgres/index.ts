@@ -8,6 +8,8 @@ import { ledger } from './ledger.ts';
 import { requestLog } from './requests.ts';
 import { userStore } from './users.ts';
 import { driftLog } from './drift.ts';
+import { idempotencyStore } from './idempotency.ts';
+import { eventLog } from './events.ts';
 import { BackendMonitor } from '../monitor.ts';
 import { createPool, database, probeOf, type PostgresOptions } from './pool.ts';
 import { checkSchema, migrate } from './schema.ts';
@@ -68,6 +70,8 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     accounts: accountStore(db, () => watcher),
     users: userStore(query),
     drift: driftLog(query),
+    idempotency: idempotencyStore(query),
+    events: eventLog(query),
     ledger: ledger(query, () => watcher),
     cache,
     cacheMaxAgeMs,

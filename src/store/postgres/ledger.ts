@@ -7,7 +7,7 @@
 // Each change also raises the team's `balance_version` and tells the watcher (a cluster's copy
 // of the balance in Redis, read by cache hits).
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
-import type { Ledger, LedgerEntry, ReserveResult, Usage } from '../types.ts';
+import type { Ledger, LedgerEntry, ReserveResult, ReservingKey, Usage } from '../types.ts';
 import { checkPositiveInt, newId } from '../rules.ts';
 import type { TeamWatcher } from './accounts.ts';
 import type { Query } from './pool.ts';
@@ -15,31 +15,59 @@ import type { Query } from './pool.ts';
 const REFUND_BATCH = 500;
 
 const SQL = {
+  // A top-up to the low-balance alert or above (above 0 without one) re-arms both alerts.
   addCredits: `
-    WITH credited AS (UPDATE teams SET credits = credits + $2, balance_version = balance_version + 1 WHERE id = $1
+    WITH credited AS (UPDATE teams SET credits = credits + $2, balance_version = balance_version + 1,
+                             low_armed = low_armed OR coalesce(credits + $2 >= low_balance_alert, false),
+                             exhausted_armed = exhausted_armed OR (CASE WHEN low_balance_alert IS NULL THEN credits + $2 > 0 ELSE credits + $2 >= low_balance_alert END)
+                       WHERE id = $1
                       RETURNING id, credits, balance_version),
          entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT id, $2, 'topup', $3 FROM credited)
     SELECT credits, balance_version FROM credited`,
   // `current` is read from the statement's snapshot. A debit that waited for a concurrent one
   // re-checked the row as that one left it, which the snapshot predates: then `current` may
   // still show enough credits, and the balance is read again.
+  // With a key ($7), its row is locked first (FOR UPDATE, which reads its latest version): racing
+  // reservations of one key on any number of nodes are serialised there, the team's row after;
+  // its spending that day ($6) is raised in the same statement as the debit, or nothing is done.
+  // The crossings the debit makes (the low-balance alert, 0) are worked out from the team's row
+  // as it was (SET reads the old row; `alerts_due` carries them to RETURNING) and recorded as
+  // events ($8, $9) by the same statement: once each, whichever of racing charges makes them.
   reserve: `
-    WITH debited AS (UPDATE teams SET credits = credits - $2, balance_version = balance_version + 1 WHERE id = $1 AND credits >= $2
-                     RETURNING id, credits, balance_version),
+    WITH k AS (SELECT id, daily_credit_limit AS lim, CASE WHEN spent_day = $6 THEN spent ELSE 0 END AS spent
+                 FROM api_keys WHERE id = $7 FOR UPDATE),
+         room AS (SELECT $7::text IS NULL OR EXISTS (SELECT 1 FROM k WHERE lim IS NULL OR spent + $2 <= lim) AS ok),
+         debited AS (UPDATE teams SET credits = credits - $2, balance_version = balance_version + 1,
+                             alerts_due = (CASE WHEN low_armed AND credits - $2 < low_balance_alert THEN 1 ELSE 0 END)
+                                        + (CASE WHEN exhausted_armed AND credits - $2 = 0 THEN 2 ELSE 0 END),
+                             low_armed = low_armed AND NOT coalesce(credits - $2 < low_balance_alert, false),
+                             exhausted_armed = exhausted_armed AND credits - $2 > 0
+                      WHERE id = $1 AND credits >= $2 AND (SELECT ok FROM room)
+                     RETURNING id, credits, balance_version, alerts_due, low_balance_alert),
+         alerted AS (INSERT INTO events (id, team_id, type, data)
+                     SELECT $8, id, 'credits.low', jsonb_build_object('balance', credits, 'threshold', low_balance_alert) FROM debited WHERE alerts_due & 1 = 1
+                     UNION ALL
+                     SELECT $9, id, 'credits.exhausted', jsonb_build_object('balance', credits) FROM debited WHERE alerts_due & 2 = 2),
+         spending AS (UPDATE api_keys a SET spent = k.spent + $2, spent_day = $6 FROM k WHERE a.id = k.id AND EXISTS (SELECT 1 FROM debited)),
          entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT id, -$2, 'charge', $3 FROM debited),
-         held AS (INSERT INTO reservations (id, team_id, request_id, amount, deadline, state)
-                  SELECT $4, id, $3, $2, $5, 'pending' FROM debited)
+         held AS (INSERT INTO reservations (id, team_id, request_id, amount, deadline, state, key_id, day)
+                  SELECT $4, id, $3, $2, $5, 'pending', $7, $6 FROM debited)
     SELECT (SELECT credits FROM debited) AS after, (SELECT balance_version FROM debited) AS version,
-           (SELECT credits FROM teams WHERE id = $1) AS current`,
+           (SELECT credits FROM teams WHERE id = $1) AS current, (SELECT ok FROM room) AS room,
+           (SELECT lim FROM k) AS lim, (SELECT spent FROM k) AS spent`,
   commit: `
     WITH kept AS (UPDATE reservations SET state = 'committed' WHERE id = $1 AND state = 'pending' RETURNING id)
     SELECT r.state, (SELECT count(*) FROM kept) AS kept, t.credits
       FROM reservations r JOIN teams t ON t.id = r.team_id WHERE r.id = $1`,
+  // The key's spending that day is given back first (the reference to \`unspent\` in the team's
+  // update orders it so): rows are locked key first, team second, as a reservation locks them.
   refund: `
     WITH given AS (UPDATE reservations SET state = 'refunded' WHERE id = $1 AND state = 'pending'
-                   RETURNING team_id, amount, request_id),
+                   RETURNING team_id, amount, request_id, key_id, day),
+         unspent AS (UPDATE api_keys a SET spent = greatest(0, a.spent - g.amount) FROM given g
+                      WHERE a.id = g.key_id AND a.spent_day = g.day RETURNING a.id),
          credited AS (UPDATE teams t SET credits = t.credits + g.amount, balance_version = t.balance_version + 1
-                        FROM given g WHERE t.id = g.team_id RETURNING t.credits, t.balance_version),
+                        FROM given g WHERE t.id = g.team_id AND (SELECT count(*) FROM unspent) >= 0 RETURNING t.credits, t.balance_version),
          entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT team_id, amount, 'refund', request_id FROM given)
     SELECT (SELECT credits FROM credited) AS after, (SELECT balance_version FROM credited) AS version, t.id AS team_id, t.credits AS before
       FROM reservations r JOIN teams t ON t.id = r.team_id WHERE r.id = $1`,
@@ -49,10 +77,13 @@ const SQL = {
     WITH due AS (SELECT id FROM reservations WHERE state = 'pending' AND deadline < $1
                  ORDER BY deadline LIMIT $2 FOR UPDATE SKIP LOCKED),
          given AS (UPDATE reservations r SET state = 'refunded' FROM due WHERE r.id = due.id AND r.state = 'pending'
-                   RETURNING r.team_id, r.amount, r.request_id),
+                   RETURNING r.team_id, r.amount, r.request_id, r.key_id, r.day),
+         per_key AS (SELECT key_id, day, sum(amount)::bigint AS amount FROM given WHERE key_id IS NOT NULL GROUP BY key_id, day),
+         unspent AS (UPDATE api_keys a SET spent = greatest(0, a.spent - p.amount) FROM per_key p
+                      WHERE a.id = p.key_id AND a.spent_day = p.day RETURNING a.id),
          per_team AS (SELECT team_id, sum(amount)::bigint AS amount FROM given GROUP BY team_id),
          credited AS (UPDATE teams t SET credits = t.credits + p.amount, balance_version = t.balance_version + 1
-                        FROM per_team p WHERE t.id = p.team_id RETURNING t.id, t.credits, t.balance_version),
+                        FROM per_team p WHERE t.id = p.team_id AND (SELECT count(*) FROM unspent) >= 0 RETURNING t.id, t.credits, t.balance_version),
          entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT team_id, amount, 'refund', request_id FROM given)
     SELECT (SELECT count(*) FROM due) AS due, (SELECT count(*) FROM given) AS given,
            (SELECT coalesce(json_agg(json_build_array(id, credits, balance_version)), '[]') FROM credited) AS teams`,
@@ -91,19 +122,23 @@ export function ledger(query: Query, watcher: () => TeamWatcher | undefined): Le
       return row.credits as number;
     },
 
-    async reserve(teamId: string, amount: number, requestId: string, deadline: number): Promise<ReserveResult> {
+    async reserve(teamId: string, amount: number, requestId: string, deadline: number, key?: ReservingKey): Promise<ReserveResult> {
       checkPositiveInt('reservation amount', amount);
       if (!Number.isFinite(deadline)) throw new RangeError(`deadline must be epoch ms, got ${deadline}`);
       const reservationId = newId('res');
-      const row = (await one(SQL.reserve, [teamId, amount, requestId, reservationId, Math.trunc(deadline)])) as Row;
+      const row = (await one(SQL.reserve, [teamId, amount, requestId, reservationId, Math.trunc(deadline), key?.day ?? null, key?.id ?? null, newId('evt'), newId('evt')])) as Row;
       if (row.after !== null) {
         changed(teamId, row.version, row.after);
         return { ok: true, reservationId, balance: row.after as number };
       }
       if (row.current === null) throw new Error(`unknown team ${teamId}`);
-      if ((row.current as number) < amount) return { ok: false, balance: row.current as number };
+      if (row.room === false) {
+        if (row.spent === null) throw new Error(`unknown key ${key?.id}`);
+        return { ok: false, reason: 'key-limit', balance: row.current as number, limit: row.lim as number, spent: row.spent as number };
+      }
+      if ((row.current as number) < amount) return { ok: false, reason: 'balance', balance: row.current as number };
       const now = await one(SQL.balance, [teamId]);
-      return { ok: false, balance: (now?.credits as number | undefined) ?? 0 };
+      return { ok: false, reason: 'balance', balance: (now?.credits as number | undefined) ?? 0 };
     },
 
     async commit(reservationId: string): Promise<{ charged: boolean; balance: number }> {

@@ -193,6 +193,64 @@ export const MIGRATIONS: readonly { name: string; sql: string }[] = [
     CREATE INDEX users_email ON users (email);
     `,
   },
+  {
+    name: 'idempotency keys',
+    // A claim while its request runs (until its lock deadline), then the 2xx answer kept until
+    // it expires; `until` is whichever of the two the state has.
+    sql: `
+    CREATE TABLE idempotency (
+      team_id      text NOT NULL,
+      test         boolean NOT NULL,
+      key          text NOT NULL,
+      fingerprint  text NOT NULL,
+      owner        text NOT NULL,
+      state        text NOT NULL CHECK (state IN ('running', 'kept')),
+      until        bigint NOT NULL,
+      status       integer,
+      location     text,
+      body         bytea,
+      PRIMARY KEY (team_id, test, key)
+    );
+    CREATE INDEX idempotency_until ON idempotency (until);
+    `,
+  },
+  {
+    name: 'daily credit limits of keys',
+    // A key's spending is counted on the day of its last spend (`spent_day`, UTC), and a
+    // reservation remembers its key and day, so that a refund gives the credit back to that day.
+    sql: `
+    ALTER TABLE api_keys
+      ADD COLUMN daily_credit_limit bigint CHECK (daily_credit_limit >= 0),
+      ADD COLUMN spent_day text,
+      ADD COLUMN spent bigint NOT NULL DEFAULT 0 CHECK (spent >= 0);
+    ALTER TABLE reservations
+      ADD COLUMN key_id text,
+      ADD COLUMN day text;
+    `,
+  },
+  {
+    name: 'low-balance alerts and account events',
+    // Each flag says whether its event may be recorded (armed). `alerts_due` is written by
+    // every change of credits with the crossings that change made (1: low, 2: exhausted), from
+    // the row as it was, so that the same statement records them. The events wait in `events`
+    // to be sent (webhooks).
+    sql: `
+    ALTER TABLE teams
+      ADD COLUMN low_balance_alert bigint CHECK (low_balance_alert >= 0),
+      ADD COLUMN low_armed boolean NOT NULL DEFAULT true,
+      ADD COLUMN exhausted_armed boolean NOT NULL DEFAULT true,
+      ADD COLUMN alerts_due smallint NOT NULL DEFAULT 0;
+    CREATE TABLE events (
+      seq         bigserial PRIMARY KEY,
+      id          text NOT NULL UNIQUE,
+      team_id     text NOT NULL REFERENCES teams (id),
+      type        text NOT NULL,
+      data        jsonb NOT NULL,
+      created_at  timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX events_team ON events (team_id, seq);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

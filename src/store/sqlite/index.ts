@@ -6,7 +6,7 @@
 // deadlock or fail on a stale snapshot). `node:sqlite` is synchronous: a transaction never
 // spans an `await`, so calls from the same process cannot interleave inside one either.
 //
-// One file per concern: schema.ts, connection.ts, accounts.ts, ledger.ts, cache.ts,
+// One file per concern: schema.ts, connection.ts, accounts.ts, ledger.ts, cache.ts, idempotency.ts,
 // checkpointer.ts (with worker.ts and maintenance.ts).
 import { InProcessRateLimiter } from '../memory-limiter.ts';
 import { databaseState, type Stores } from '../types.ts';
@@ -18,6 +18,8 @@ import { ledger } from './ledger.ts';
 import { requestLog } from './requests.ts';
 import { userStore } from './users.ts';
 import { driftLog } from './drift.ts';
+import { idempotencyStore } from './idempotency.ts';
+import { eventLog } from './events.ts';
 
 export { sqliteFiles } from './connection.ts';
 
@@ -77,6 +79,8 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
     accounts: accountStore(c),
     users: userStore(c),
     drift: driftLog(c),
+    idempotency: idempotencyStore(c),
+    events: eventLog(c),
     ledger: ledger(c),
     cache: {
       get: (key) => cache.get(key),

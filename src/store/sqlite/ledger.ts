@@ -1,7 +1,7 @@
 // Credits: the append-only ledger, balances, and the reservations a scrape holds until it is
 // charged or refunded.
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
-import type { Ledger, LedgerEntry, ReserveResult, Usage } from '../types.ts';
+import type { Ledger, LedgerEntry, ReserveResult, ReservingKey, Usage } from '../types.ts';
 import { checkPositiveInt, isoNow, newId } from '../rules.ts';
 import { prepare, type Connection, type Row } from './connection.ts';
 
@@ -9,6 +9,13 @@ const REFUND_BATCH = 500;
 
 const LEDGER_SQL = {
   balance: 'SELECT credits FROM teams WHERE id = ?',
+  alerts: 'SELECT low_balance_alert, low_armed, exhausted_armed FROM teams WHERE id = ?',
+  disarm: 'UPDATE teams SET low_armed = low_armed AND NOT ?1, exhausted_armed = exhausted_armed AND NOT ?2 WHERE id = ?3',
+  // A top-up to the alert or above (above 0 without one) re-arms both.
+  rearm: `UPDATE teams SET low_armed = low_armed OR (low_balance_alert IS NOT NULL AND credits >= low_balance_alert),
+            exhausted_armed = exhausted_armed OR (CASE WHEN low_balance_alert IS NULL THEN credits > 0 ELSE credits >= low_balance_alert END)
+          WHERE id = ?`,
+  insertEvent: 'INSERT INTO events (id, team_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)',
   credit: 'UPDATE teams SET credits = credits + ? WHERE id = ?',
   debit: 'UPDATE teams SET credits = credits - ?1 WHERE id = ?2 AND credits >= ?1',
   insertLedger: 'INSERT INTO ledger (team_id, amount, reason, request_id, created_at) VALUES (?, ?, ?, ?, ?)',
@@ -18,8 +25,11 @@ const LEDGER_SQL = {
               coalesce(sum(CASE WHEN reason = 'topup' THEN amount END), 0) AS topped_up
          FROM ledger WHERE team_id = ?`,
   pendingCount: "SELECT count(*) AS n FROM reservations WHERE team_id = ? AND state = 'pending'",
-  insertReservation: "INSERT INTO reservations (id, team_id, request_id, amount, deadline, state, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?)",
-  getReservation: 'SELECT id, team_id, request_id, amount, state FROM reservations WHERE id = ?',
+  insertReservation: "INSERT INTO reservations (id, team_id, request_id, amount, deadline, state, created_at, key_id, day) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+  getReservation: 'SELECT id, team_id, request_id, amount, state, key_id, day FROM reservations WHERE id = ?',
+  keySpending: 'SELECT daily_credit_limit, spent_day, spent FROM api_keys WHERE id = ?',
+  spend: 'UPDATE api_keys SET spent = (CASE WHEN spent_day = ?1 THEN spent ELSE 0 END) + ?2, spent_day = ?1 WHERE id = ?3',
+  unspend: 'UPDATE api_keys SET spent = max(0, spent - ?1) WHERE id = ?2 AND spent_day = ?3',
   markCommitted: "UPDATE reservations SET state = 'committed' WHERE id = ? AND state = 'pending'",
   markRefunded: "UPDATE reservations SET state = 'refunded' WHERE id = ? AND state = 'pending'",
   expired: "SELECT id FROM reservations WHERE state = 'pending' AND deadline < ? ORDER BY deadline LIMIT ?",
@@ -51,8 +61,23 @@ export function ledger(c: Connection): Ledger {
     if (st.markRefunded.run(id).changes !== 1) return { refunded: false, teamId };
     const amount = r.amount as number;
     st.credit.run(amount, teamId);
+    // Given back to the day its key spent it on (a day that is over stays as it was).
+    if (r.key_id !== null) st.unspend.run(amount, r.key_id as string, r.day as string);
     st.insertLedger.run(teamId, amount, 'refund', r.request_id as string, isoNow());
     return { refunded: true, teamId };
+  };
+
+  /** After a charge: the crossings it made (the alert, 0) recorded once each, in the same transaction. */
+  const recordCrossings = (teamId: string, at: string): void => {
+    const team = st.alerts.get(teamId) as Row;
+    const balance = balanceOf(teamId) as number;
+    const threshold = team.low_balance_alert as number | null;
+    const low = team.low_armed === 1 && threshold !== null && balance < threshold;
+    const exhausted = team.exhausted_armed === 1 && balance === 0;
+    if (!low && !exhausted) return;
+    st.disarm.run(low ? 1 : 0, exhausted ? 1 : 0, teamId);
+    if (low) st.insertEvent.run(newId('evt'), teamId, 'credits.low', JSON.stringify({ balance, threshold }), at);
+    if (exhausted) st.insertEvent.run(newId('evt'), teamId, 'credits.exhausted', JSON.stringify({ balance }), at);
   };
 
   return {
@@ -60,24 +85,38 @@ export function ledger(c: Connection): Ledger {
       checkPositiveInt('credit amount', amount);
       return c.tx(() => {
         if (st.credit.run(amount, teamId).changes !== 1) throw new Error(`unknown team ${teamId}`);
+        st.rearm.run(teamId);
         st.insertLedger.run(teamId, amount, 'topup', requestId, isoNow());
         return balanceOf(teamId) as number;
       });
     },
 
-    async reserve(teamId: string, amount: number, requestId: string, deadline: number): Promise<ReserveResult> {
+    async reserve(teamId: string, amount: number, requestId: string, deadline: number, key?: ReservingKey): Promise<ReserveResult> {
       checkPositiveInt('reservation amount', amount);
       if (!Number.isFinite(deadline)) throw new RangeError(`deadline must be epoch ms, got ${deadline}`);
       return c.txGrouped((): ReserveResult => {
         const createdAt = isoNow();
+        if (key) {
+          const spending = st.keySpending.get(key.id);
+          if (!spending) throw new Error(`unknown key ${key.id}`);
+          const limit = spending.daily_credit_limit as number | null;
+          const spent = spending.spent_day === key.day ? (spending.spent as number) : 0;
+          if (limit !== null && spent + amount > limit) {
+            const balance = balanceOf(teamId);
+            if (balance === null) throw new Error(`unknown team ${teamId}`);
+            return { ok: false, reason: 'key-limit', balance, limit, spent };
+          }
+        }
         if (st.debit.run(amount, teamId).changes !== 1) {
           const balance = balanceOf(teamId);
           if (balance === null) throw new Error(`unknown team ${teamId}`);
-          return { ok: false, balance };
+          return { ok: false, reason: 'balance', balance };
         }
         const reservationId = newId('res');
+        if (key) st.spend.run(key.day, amount, key.id);
+        recordCrossings(teamId, createdAt);
         st.insertLedger.run(teamId, -amount, 'charge', requestId, createdAt);
-        st.insertReservation.run(reservationId, teamId, requestId, amount, Math.trunc(deadline), createdAt);
+        st.insertReservation.run(reservationId, teamId, requestId, amount, Math.trunc(deadline), createdAt, key?.id ?? null, key?.day ?? null);
         return { ok: true, reservationId, balance: balanceOf(teamId) as number };
       });
     },

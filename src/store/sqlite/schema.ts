@@ -1,7 +1,7 @@
 // The embedded store's schema: one migration per version, applied in order under the write lock
 // (connection.ts). A new version appends a migration; a released one is never edited.
 
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 10;
 
 export const MIGRATIONS: readonly string[] = [
   // v1
@@ -176,5 +176,49 @@ export const MIGRATIONS: readonly string[] = [
     SELECT id, team_id, email, role, password_hash, created_at, disabled_at FROM users_v6 ORDER BY rowid;
   DROP TABLE users_v6;
   CREATE INDEX users_email ON users (email);
+  `,
+  // v8: Idempotency-Key records: a claim while its request runs (until its lock deadline), then
+  // the 2xx answer kept until it expires; `until` is whichever of the two the state has.
+  `
+  CREATE TABLE idempotency (
+    team_id      TEXT NOT NULL,
+    test         INTEGER NOT NULL,
+    key          TEXT NOT NULL,
+    fingerprint  TEXT NOT NULL,
+    owner        TEXT NOT NULL,
+    state        TEXT NOT NULL CHECK (state IN ('running', 'kept')),
+    until        INTEGER NOT NULL,
+    status       INTEGER,
+    location     TEXT,
+    body         BLOB,
+    PRIMARY KEY (team_id, test, key)
+  ) STRICT;
+  CREATE INDEX idempotency_until ON idempotency (until);
+  `,
+  // v9: per-key daily credit limits. A key's spending is counted on the day of its last spend
+  // (`spent_day`, UTC `YYYY-MM-DD`), and a reservation remembers its key and day, so that a
+  // refund gives the credit back to that day's count.
+  `
+  ALTER TABLE api_keys ADD COLUMN daily_credit_limit INTEGER CHECK (daily_credit_limit >= 0);
+  ALTER TABLE api_keys ADD COLUMN spent_day TEXT;
+  ALTER TABLE api_keys ADD COLUMN spent INTEGER NOT NULL DEFAULT 0 CHECK (spent >= 0);
+  ALTER TABLE reservations ADD COLUMN key_id TEXT;
+  ALTER TABLE reservations ADD COLUMN day TEXT;
+  `,
+  // v10: low-balance alerts. Each flag says whether its event may be recorded (armed); the
+  // events wait in `events` to be sent (webhooks).
+  `
+  ALTER TABLE teams ADD COLUMN low_balance_alert INTEGER CHECK (low_balance_alert >= 0);
+  ALTER TABLE teams ADD COLUMN low_armed INTEGER NOT NULL DEFAULT 1;
+  ALTER TABLE teams ADD COLUMN exhausted_armed INTEGER NOT NULL DEFAULT 1;
+  CREATE TABLE events (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    id          TEXT NOT NULL UNIQUE,
+    team_id     TEXT NOT NULL REFERENCES teams (id),
+    type        TEXT NOT NULL,
+    data        TEXT NOT NULL,
+    created_at  TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX events_team ON events (team_id, seq);
   `,
 ];

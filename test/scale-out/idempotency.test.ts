@@ -1,0 +1,3 @@
+// test/api/idempotency.test.ts on PostgreSQL and Redis (see test/api/harness.ts).
+process.env.TEST_STORES = 'scale-out';
+await import('../api/idempotency.test.ts');
