@@ -42,7 +42,7 @@ describe('postgres: a reservation that waited for a concurrent one', () => {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       await other.query('COMMIT');
-      assert.deepEqual(await reserving, { ok: false, balance: 0 });
+      assert.deepEqual(await reserving, { ok: false, reason: 'balance', balance: 0 });
     } finally {
       await other.end();
       await stores.close();
