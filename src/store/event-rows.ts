@@ -7,7 +7,7 @@ export const toEvent = (r: Row): AccountEvent => ({
   id: r.id as string,
   teamId: r.team_id as string,
   type: r.type as AccountEvent['type'],
-  data: (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, number>,
+  data: (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, unknown>,
   createdAt: r.created_at instanceof Date ? r.created_at.toISOString() : (r.created_at as string),
 });
 

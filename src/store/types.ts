@@ -369,14 +369,22 @@ export interface Flights {
   join(key: string, deadline: number, run: () => Promise<string>): Promise<string>;
 }
 
-/** What happened to a team's account, recorded to be sent later (webhooks): the crossings of its balance. */
+/** The kinds of event a team may be sent (webhooks). */
+export const EVENT_TYPES = ['job.completed', 'monitor.changed', 'monitor.failed', 'credits.low', 'credits.exhausted', 'webhook.test'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * Something that happened to a team, recorded to be sent later (webhooks). A row of `events` is
+ * an event to send: whatever raises one only records it, in the same transaction as the change
+ * it reports when it can, and the webhooks deliver it from there.
+ */
 export interface AccountEvent {
   /** `evt_…`. */
   id: string;
   teamId: string;
-  type: 'credits.low' | 'credits.exhausted';
-  /** `credits.low`: `{ balance, threshold }`; `credits.exhausted`: `{ balance }` (0). */
-  data: Record<string, number>;
+  type: EventType;
+  /** `credits.low`: `{ balance, threshold }`; `credits.exhausted`: `{ balance }` (0); others: their own. */
+  data: Record<string, unknown>;
   createdAt: string;
 }
 
@@ -391,6 +399,8 @@ export interface AccountEvent {
 export interface EventLog {
   /** A team's events, oldest first; at most `limit` (default 100). */
   list(teamId: string, limit?: number): Promise<AccountEvent[]>;
+  /** Records an event for a team, now; returns it. */
+  record(teamId: string, type: EventType, data: Record<string, unknown>): Promise<AccountEvent>;
 }
 
 /** Where an `Idempotency-Key` holds: one team, one key mode (live or test), the key itself. */

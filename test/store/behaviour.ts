@@ -936,6 +936,14 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.equal(await assertConsistent(s, team.id), 0);
       });
 
+      it('records any other event in order after the crossings, with its data as given', async (s) => {
+        const team = await newTeam(s, 2);
+        const recorded = await s.events.record(team.id, 'job.completed', { job: { id: 'job_1', total: 2 }, note: 'é' });
+        assert.match(recorded.id, /^evt_/);
+        assert.match(recorded.createdAt, ISO_MS);
+        assert.deepEqual(await s.events.list(team.id), [recorded]);
+      });
+
       it('without an alert, reaching 0 is recorded, and any top-up re-arms it; an alert set below the balance arms at once, above it at the next top-up', async (s) => {
         const team = await newTeam(s, 2);
         await spend(s, team.id, 2);
