@@ -66,12 +66,12 @@ export function creditsField(raw: unknown, max: number): number | null | undefin
 
 /** The banner of every page while the team's balance is under its low-balance alert, or spent. */
 function balanceBanner(team: Team, teamQuery: string): Html | null {
-  const link = html`<a href="/dashboard${teamQuery}">Overview</a>`;
+  const link = html`<a href="/dashboard${teamQuery}#alert">Alert settings</a>`;
   if (team.credits <= 0) {
-    return html`<div class="banner" role="alert" id="low-balance-banner"><strong>No credits left.</strong> Live scrapes are refused (402 <code>INSUFFICIENT_CREDITS</code>); cached results are still served. Ask your operator for a top-up. (${link})</div>`;
+    return html`<div class="banner" role="alert" id="low-balance-banner"><strong>No credits left.</strong> Live scrapes are refused (402 <code>INSUFFICIENT_CREDITS</code>); cached results are still served. Ask your operator for a top-up.</div>`;
   }
   if (team.lowBalanceAlert !== null && team.credits < team.lowBalanceAlert) {
-    return html`<div class="banner" role="alert" id="low-balance-banner"><strong>Low balance:</strong> ${team.credits} credits left, below the alert at ${team.lowBalanceAlert}. Ask your operator for a top-up before live scrapes start failing with 402. (${link})</div>`;
+    return html`<div class="banner" role="alert" id="low-balance-banner"><strong>Low balance:</strong> ${team.credits} credits left, below the alert at ${team.lowBalanceAlert}. Ask your operator for a top-up before live scrapes start failing with 402. ${link}</div>`;
   }
   return null;
 }
@@ -225,7 +225,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
     const done = revoked
       ? notice('success', html`Key <strong>${revoked.name}</strong> is revoked: requests with it fail with 401.`)
       : limited
-        ? notice('success', html`The daily credit limit of <strong>${limited.name}</strong> is ${limited.dailyCreditLimit === null ? 'removed' : html`${limited.dailyCreditLimit} credits`}.`)
+        ? notice('success', html`The daily credit limit of <strong>${limited.name}</strong> is ${limited.dailyCreditLimit === null ? 'removed' : html`${limited.dailyCreditLimit} credit${limited.dailyCreditLimit === 1 ? '' : 's'} a day`}.`)
         : null;
     return show(
       reply,

@@ -314,7 +314,7 @@ describe('dashboard over HTTP', () => {
     assert.equal(set.location, `/dashboard/keys?limited=${team.keyId}`);
     assert.equal((await h.stores.accounts.getKey(team.keyId))?.dailyCreditLimit, 3);
     const shown = await owner.browser.get(set.location ?? '');
-    assert.match(shown.body, /The daily credit limit of <strong>test<\/strong> is 3 credits/);
+    assert.match(shown.body, /The daily credit limit of <strong>test<\/strong> is 3 credits a day/);
     assert.match(shown.body, new RegExp(`id="limit-${team.keyId}"[^>]*value="3"`));
     // The API enforces what the dashboard set: one more live scrape, then 402 KEY_CREDIT_LIMIT.
     assert.equal((await h.get('/v1/snapmsg/profile?username=theo', { 'x-api-key': team.key })).statusCode, 200);
