@@ -16,6 +16,8 @@ const RETRYABLE_STATUSES = new Set([408, 429, 502, 503]);
 const RETRYABLE_CODES = new Set(['IDEMPOTENCY_IN_PROGRESS']);
 /** Connection failures that happen before a request reaches the service. */
 const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+/** Waits at most for an attempt of the same call still being answered (409 IDEMPOTENCY_IN_PROGRESS). */
+const MAX_IN_PROGRESS_WAITS = 100;
 /** Back-off without `Retry-After`: 0.5 s, 1 s, 2 s, … up to 8 s, each with jitter. */
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_MAX_MS = 8_000;
@@ -106,7 +108,14 @@ export class PageScrape extends EndpointMethods {
   /** Makes `call`, and makes it again (the same request, the same key) while it fails in a way worth retrying. */
   async #call(call: Call, options: RequestOptions): Promise<ApiResponse<unknown>> {
     const maxRetries = options.maxRetries ?? this.#defaults.maxRetries;
-    for (let attempt = 0; ; attempt++) {
+    const timeoutMs = options.timeoutMs ?? this.#defaults.timeoutMs;
+    // Waits for an attempt of this very call that the service is still answering (409
+    // IDEMPOTENCY_IN_PROGRESS, after a cut connection or a timeout) do not use up `maxRetries`:
+    // that attempt runs within the service's own time budget. They go on for at most one
+    // attempt's time (`timeoutMs`) from the first, and MAX_IN_PROGRESS_WAITS times.
+    let inProgressSince: number | null = null;
+    let inProgressWaits = 0;
+    for (let attempt = 0; ; ) {
       options.signal?.throwIfAborted();
       let error: PageScrapeError;
       try {
@@ -115,10 +124,18 @@ export class PageScrape extends EndpointMethods {
         if (!(caught instanceof PageScrapeError)) throw caught;
         error = caught;
       }
-      if (!isRetryable(error) || attempt >= maxRetries) throw error;
+      let inProgress = false;
+      if (error.code === 'IDEMPOTENCY_IN_PROGRESS' && maxRetries > 0) {
+        inProgressSince ??= Date.now();
+        inProgress = Date.now() - inProgressSince < timeoutMs && inProgressWaits < MAX_IN_PROGRESS_WAITS;
+      }
+      if (!isRetryable(error) || (attempt >= maxRetries && !inProgress)) throw error;
       const delay = this.#delay(error, attempt);
       if (delay === null) throw error;
-      options.onRetry?.({ error, retry: attempt + 1, maxRetries, delayMs: delay });
+      if (inProgress) inProgressWaits++;
+      else attempt++;
+      // A wait for the attempt in progress names the retry it stands for, without using it up.
+      options.onRetry?.({ error, retry: inProgress ? Math.min(attempt + 1, maxRetries) : attempt, maxRetries, delayMs: delay });
       await sleep(delay, options.signal);
     }
   }

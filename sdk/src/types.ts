@@ -16,7 +16,9 @@ export interface RequestOptions {
   timeoutMs?: number;
   /**
    * Retries of a failure worth another attempt: a connection refused or cut, an attempt past
-   * `timeoutMs`, a 408, 409 `IDEMPOTENCY_IN_PROGRESS`, 429, 502 or 503 answer.
+   * `timeoutMs`, a 408, 409 `IDEMPOTENCY_IN_PROGRESS`, 429, 502 or 503 answer. Waiting out a
+   * 409 `IDEMPOTENCY_IN_PROGRESS` (an earlier attempt of the same call still being answered)
+   * uses none of them, for at most `timeoutMs`.
    */
   maxRetries?: number;
   /**

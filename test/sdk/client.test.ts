@@ -280,6 +280,32 @@ describe('SDK client against a scripted server', () => {
     assert.equal(seen.length, 1);
   });
 
+  test('waiting out 409 IDEMPOTENCY_IN_PROGRESS uses up no retry, for at most timeoutMs', async () => {
+    // A cut connection (a counted retry), then the first attempt still running for three answers: answered with maxRetries 1.
+    const inProgress = failure(409, 'IDEMPOTENCY_IN_PROGRESS', { 'retry-after': '0' });
+    script = [(_request, response) => response.socket?.destroy(), inProgress, inProgress, inProgress, ok({ kept: true })];
+    const events: [string, number][] = [];
+    const answer = await client({ maxRetries: 1 }).snapmsgProfile({ username: 'a' }, { onRetry: ({ error, retry }) => events.push([error.code, retry]) });
+    assert.deepEqual(answer.data, { kept: true });
+    assert.deepEqual(events, [['CONNECTION_ERROR', 1], ['IDEMPOTENCY_IN_PROGRESS', 1], ['IDEMPOTENCY_IN_PROGRESS', 1], ['IDEMPOTENCY_IN_PROGRESS', 1]]);
+    assert.equal(new Set(seen.map((request) => request.idempotencyKey)).size, 1);
+
+    // A service that says "in progress" for ever: the call ends after timeoutMs of it, with the 409.
+    seen = [];
+    script = Array.from({ length: 200 }, () => failure(409, 'IDEMPOTENCY_IN_PROGRESS', { 'retry-after': '0.1' }));
+    const started = Date.now();
+    const error = await client({ maxRetries: 1, timeoutMs: 500 }).snapmsgProfile({ username: 'a' }).catch((caught: unknown) => caught);
+    assert.ok(error instanceof PageScrapeError && error.code === 'IDEMPOTENCY_IN_PROGRESS');
+    assert.ok(Date.now() - started < 3_000, `gave up after ${Date.now() - started} ms`);
+    assert.ok(seen.length >= 3 && seen.length <= 10, `${seen.length} attempts`);
+
+    // maxRetries 0: not even that.
+    seen = [];
+    script = [inProgress, ok()];
+    await assert.rejects(client({ maxRetries: 0 }).snapmsgProfile({ username: 'a' }), (caught: unknown) => caught instanceof PageScrapeError && caught.status === 409);
+    assert.equal(seen.length, 1);
+  });
+
   test('a 408 and an attempt past timeoutMs are retried, with the same key', async () => {
     script = [failure(408, 'REQUEST_TIMEOUT', { 'retry-after': '0' }), () => undefined, ok({ late: true })];
     const codes: string[] = [];
