@@ -133,8 +133,9 @@ describe('SDK safe retries through a proxy that cuts answers', () => {
   });
 
   test('409 IDEMPOTENCY_IN_PROGRESS is retried after Retry-After until the first answer is kept', async () => {
-    // A slow profile (the sandbox answers it after 3 s): the second call meets the first still running.
-    const client = new PageScrape({ baseUrl: base, apiKey: service.keys.live, maxRetries: 10 });
+    // A slow profile (the sandbox answers it after 3 s): the second call meets the first still
+    // running, and waits it out without using up its one retry.
+    const client = new PageScrape({ baseUrl: base, apiKey: service.keys.live, maxRetries: 1 });
     const before = await balance();
     const key = `slow-${Date.now()}`;
     const query = { url: 'https://linkpage-a.example/slow-luna' };
