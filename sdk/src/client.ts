@@ -1,6 +1,6 @@
 // The client: one typed method per endpoint (generated.ts), `paginate` for the listings, and the
 // one request they all go through, which retries what is worth retrying and turns every error
-// answer into its code's error class. It needs nothing but `fetch` (and `crypto.randomUUID`).
+// answer into its code's error class. It needs nothing but `fetch` and Web Crypto's `randomUUID`.
 import { ConnectionError, PageScrapeError, TimeoutError, UnexpectedResponseError, type ErrorDetail } from './errors.ts';
 import { ENDPOINTS, ERRORS, EndpointMethods, type Changes, type Endpoints } from './generated.ts';
 import type { ApiResponse, ClientOptions, PaginateOptions, RequestOptions } from './types.ts';
@@ -22,8 +22,15 @@ const MAX_IN_PROGRESS_WAITS = 100;
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_MAX_MS = 8_000;
 
-/** A fresh `Idempotency-Key`: a random UUID (Web Crypto, global in browsers and Node 18 and later). */
-export const newIdempotencyKey = (): string => globalThis.crypto.randomUUID();
+/**
+ * Web Crypto: global in browsers and in Node 19 and later; Node 18 has it only as `node:crypto`'s
+ * `webcrypto` (its global is behind a flag), imported then and only then.
+ */
+type RandomUUID = { randomUUID(): string };
+const webCrypto: RandomUUID = (globalThis as { crypto?: RandomUUID }).crypto ?? (await import('node:crypto')).webcrypto;
+
+/** A fresh `Idempotency-Key`: a random UUID. */
+export const newIdempotencyKey = (): string => webCrypto.randomUUID();
 
 /** Whether `error` is worth another attempt of the same call (with the same `Idempotency-Key`). */
 export function isRetryable(error: PageScrapeError): boolean {
