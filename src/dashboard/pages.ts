@@ -53,10 +53,10 @@ const mayGuard = (user: User): boolean => user.role !== 'member';
 
 /**
  * A number of credits from a form field: a whole number from 0 to `max`, or null for none (the
- * field left empty, or `none`); undefined when it is neither.
+ * field left empty, or `none`); undefined when it is neither, or missing.
  */
 export function creditsField(raw: unknown, max: number): number | null | undefined {
-  if (typeof raw !== 'string') return raw === undefined ? null : undefined;
+  if (typeof raw !== 'string') return undefined;
   const text = raw.trim().replaceAll(',', '').replaceAll('_', '');
   if (text === '' || text.toLowerCase() === 'none') return null;
   if (!/^\d{1,13}$/.test(text)) return undefined;

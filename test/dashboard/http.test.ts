@@ -327,6 +327,7 @@ describe('dashboard over HTTP', () => {
       assert.equal(refused.status, 422, bad);
       assert.match(refused.body, /The daily credit limit must be a whole number of credits from 0 to 1,000,000,000, or empty for none/);
     }
+    assert.equal((await owner.browser.post(`/dashboard/keys/${team.keyId}/limit`, {}, shown)).status, 422, 'without the field: not a removal');
     assert.equal((await h.stores.accounts.getKey(team.keyId))?.dailyCreditLimit, 3, 'unchanged by bad input');
     const extra = await owner.browser.post(`/dashboard/keys/${team.keyId}/limit`, { limit: '5', dailyCreditLimit: '9' }, shown);
     assert.equal(extra.status, 422, 'a field the form does not have');
