@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { compile } from 'json-schema-to-typescript';
 import type { TObject, TSchema } from 'typebox';
+import { accountChanges } from '../src/account/changes.ts';
 import { accountEndpoints } from '../src/account/endpoints.ts';
 import { methodName } from '../src/docs/samples.ts';
 import { endpoints } from '../src/endpoints/index.ts';
@@ -51,18 +52,31 @@ export async function generate(): Promise<string> {
     parts.push(await typeOf(query, `${typeName(endpoint.id)}Query`));
     parts.push(await typeOf(endpoint.data, `${typeName(endpoint.id)}Data`));
   }
+  for (const change of accountChanges) {
+    parts.push(await typeOf(change.body, `${typeName(change.id)}Body`));
+    parts.push(await typeOf(change.data, `${typeName(change.id)}Data`));
+  }
+  parts.push('/** Every change to the account (a `PATCH`) by path: its path parameters, its body and its `data`. */');
+  parts.push('export interface Changes {');
+  for (const change of accountChanges) {
+    const params = Object.keys(change.params.properties);
+    parts.push(`  '${change.path}': { params: ${params.length ? `{ ${params.map((name) => `${name}: string`).join('; ')} }` : '{}'}; body: ${typeName(change.id)}Body; data: ${typeName(change.id)}Data };`);
+  }
+  parts.push('}', '');
   parts.push('/** Every endpoint by path: its query and its `data`. */');
   parts.push('export interface Endpoints {');
   for (const { endpoint } of all) parts.push(`  '${endpoint.path}': { query: ${typeName(endpoint.id)}Query; data: ${typeName(endpoint.id)}Data };`);
   parts.push('}', '');
 
   const table = Object.fromEntries(
-    all.map(({ endpoint, query }) => [
+    all.map(({ endpoint, query, scrapes }) => [
       endpoint.path,
-      { id: endpoint.id, method: methodName(endpoint.id), summary: endpoint.summary, params: Object.keys(query.properties), paging: endpoint.paging ?? null },
+      { id: endpoint.id, method: methodName(endpoint.id), summary: endpoint.summary, params: Object.keys(query.properties), paging: endpoint.paging ?? null, scrapes },
     ]),
   );
-  parts.push('/** Every endpoint by path: its id, the SDK method that calls it, its query parameters and how it pages (null: it does not). */');
+  parts.push(
+    '/** Every endpoint by path: its id, the SDK method that calls it, its query parameters, how it pages (null: it does not), and whether it scrapes (may be charged; the client sends it with an `Idempotency-Key`). */',
+  );
   parts.push(`export const ENDPOINTS = ${JSON.stringify(table, null, 2)} as const;`, '');
 
   parts.push('/** One method per endpoint, each a typed call of `get`. */');
@@ -77,6 +91,18 @@ export async function generate(): Promise<string> {
     parts.push(doc('  ', `${endpoint.summary}: \`GET ${endpoint.path}\`.`, '', endpoint.description, ...(endpoint.paging ? ['', `Pages by \`${endpoint.paging.param}\`: \`paginate('${endpoint.path}', query)\` follows it to the end.`] : [])));
     parts.push(`  ${methodName(endpoint.id)}(query${optional ? '?' : ''}: ${name}Query, options?: RequestOptions): Promise<ApiResponse<${name}Data>> {`);
     parts.push(`    return this.get('${endpoint.path}', query${optional ? ' ?? {}' : ''}, options);`);
+    parts.push('  }');
+  }
+  parts.push('');
+  parts.push(doc('  ', 'Changes a setting of the account (`PATCH`) and answers its `data` and `meta`.'));
+  parts.push("  abstract change<P extends keyof Changes>(path: P, params: Changes[P]['params'], body: Changes[P]['body'], options?: RequestOptions): Promise<ApiResponse<Changes[P]['data']>>;");
+  for (const change of accountChanges) {
+    const name = typeName(change.id);
+    const params = Object.keys(change.params.properties);
+    parts.push('');
+    parts.push(doc('  ', `${change.summary}: \`PATCH ${change.path}\`.`, '', change.description));
+    parts.push(`  ${methodName(change.id)}(${params.map((param) => `${param}: string, `).join('')}body: ${name}Body, options?: RequestOptions): Promise<ApiResponse<${name}Data>> {`);
+    parts.push(`    return this.change('${change.path}', ${params.length ? `{ ${params.join(', ')} }` : '{}'}, body, options);`);
     parts.push('  }');
   }
   parts.push('}', '');

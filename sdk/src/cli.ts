@@ -62,7 +62,7 @@ const exitOf = (error: PageScrapeError): number =>
 const PROGRESS_EVERY_MS = 5_000;
 
 const HELP = `Usage:
-  pagescrape get <path>[?<query>] [--<param> <value> …] [--all [--max-pages <n>] [--max-credits <n>]]
+  pagescrape get <path>[?<query>] [--<param> <value> …] [--idempotency-key <key>] [--all [--max-pages <n>] [--max-credits <n>]]
   pagescrape account
   pagescrape endpoints
 
@@ -82,12 +82,19 @@ Options:
   --max-credits <n>  with --all: spend at most n credits. A page costs at most 1 (0 from the
                      cache), so no page is requested once one more credit would pass n;
                      stopping there, before the listing's end, exits with 9
+  --idempotency-key <key>
+                     without --all: the request's Idempotency-Key (default: a fresh random one
+                     per command, as every scraping call has). Run the same command again with
+                     the same key within 24 h and the service answers it from the first
+                     success, charged once
   --quiet            nothing on standard error but errors
   --base-url <url>   the service (default: $PAGESCRAPE_BASE_URL, else http://127.0.0.1:3000)
   --api-key <key>    the key (default: $PAGESCRAPE_API_KEY)
   --timeout <s>      bound on each attempt, in whole seconds, at least 1 (default 60)
-  --retries <n>      retries of 429, 502, 503 and refused connections (default 3); each wait
-                     before one is told on standard error, with its reason
+  --retries <n>      retries of a refused or broken connection, a timeout, 408, 409 (the same
+                     key still running), 429, 502 and 503 (default 3); each wait before one is
+                     told on standard error, with its reason. A scraping call sends the same
+                     Idempotency-Key on each attempt, so a retry is never charged twice
   -h, --help         this help
   -v, --version      the version
 
@@ -114,6 +121,7 @@ interface Command {
   apiKey: string | undefined;
   timeoutMs: number | undefined;
   maxRetries: number | undefined;
+  idempotencyKey: string | undefined;
   help: boolean;
   version: boolean;
 }
@@ -126,7 +134,7 @@ const count = (flag: string, value: string): number => {
 
 /** Reads the arguments: the command's own options are kebab-case, the endpoint's parameters keep their API names. */
 function parse(argv: readonly string[]): Command {
-  const parsed: Command = { command: undefined, path: undefined, params: {}, all: false, maxPages: undefined, maxCredits: undefined, quiet: false, baseUrl: undefined, apiKey: undefined, timeoutMs: undefined, maxRetries: undefined, help: false, version: false };
+  const parsed: Command = { command: undefined, path: undefined, params: {}, all: false, maxPages: undefined, maxCredits: undefined, quiet: false, baseUrl: undefined, apiKey: undefined, timeoutMs: undefined, maxRetries: undefined, idempotencyKey: undefined, help: false, version: false };
   const positional: string[] = [];
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] as string;
@@ -148,6 +156,7 @@ function parse(argv: readonly string[]): Command {
       else if (name === 'api-key') parsed.apiKey = value;
       else if (name === 'timeout') parsed.timeoutMs = Math.max(1, count('--timeout', value)) * 1000;
       else if (name === 'retries') parsed.maxRetries = count('--retries', value);
+      else if (name === 'idempotency-key') parsed.idempotencyKey = value;
       else if (name === '') throw new UsageError('A parameter needs a name: --<param> <value>.');
       else parsed.params[name] = value;
     } else positional.push(argument);
@@ -163,6 +172,7 @@ function parse(argv: readonly string[]): Command {
   for (const [flag, value] of [['--max-pages', parsed.maxPages], ['--max-credits', parsed.maxCredits]] as const) {
     if (value !== undefined && !parsed.all) throw new UsageError(`${flag} bounds a listing: it works with --all.`);
   }
+  if (parsed.idempotencyKey !== undefined && parsed.all) throw new UsageError('--idempotency-key is the key of one request; with --all each page has a fresh key of its own.');
   return parsed;
 }
 
@@ -311,7 +321,7 @@ async function main(argv: readonly string[]): Promise<number> {
     if (command.command !== 'get') throw new UsageError(`Unknown command ${JSON.stringify(command.command)}; the commands are get, account and endpoints.`);
     const path = endpointAt(command.path, command.params, command.all);
     if (!command.all) {
-      await write(`${JSON.stringify(await client.get(path, command.params, options), null, 2)}\n`);
+      await write(`${JSON.stringify(await client.get(path, command.params, { ...options, idempotencyKey: command.idempotencyKey }), null, 2)}\n`);
       return EXIT.ok;
     }
     const items = ENDPOINTS[path].paging?.items ?? '';

@@ -1,19 +1,50 @@
 // The client: one typed method per endpoint (generated.ts), `paginate` for the listings, and the
-// one `get` they all go through, which retries what is worth retrying and turns every error
-// answer into its code's error class. It needs nothing but `fetch`.
+// one request they all go through, which retries what is worth retrying and turns every error
+// answer into its code's error class. It needs nothing but `fetch` and Web Crypto's `randomUUID`.
 import { ConnectionError, PageScrapeError, TimeoutError, UnexpectedResponseError, type ErrorDetail } from './errors.ts';
-import { ENDPOINTS, ERRORS, EndpointMethods, type Endpoints } from './generated.ts';
+import { ENDPOINTS, ERRORS, EndpointMethods, type Changes, type Endpoints } from './generated.ts';
 import type { ApiResponse, ClientOptions, PaginateOptions, RequestOptions } from './types.ts';
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
 const DEFAULTS = { timeoutMs: 60_000, maxRetries: 3, maxRetryDelayMs: 60_000 };
-/** Answers worth another attempt: rate limited, source unavailable, service busy. None of them is charged. */
-const RETRYABLE_STATUSES = new Set([429, 502, 503]);
-/** Connection failures that happen before a request reaches the service: retrying them repeats nothing. */
+/**
+ * Answers worth another attempt: the service gave up waiting for the request (408), the same
+ * `Idempotency-Key` is still being answered (409 `IDEMPOTENCY_IN_PROGRESS`), rate limited (429),
+ * source unavailable (502), service busy (503). None of them is charged.
+ */
+const RETRYABLE_STATUSES = new Set([408, 429, 502, 503]);
+const RETRYABLE_CODES = new Set(['IDEMPOTENCY_IN_PROGRESS']);
+/** Connection failures that happen before a request reaches the service. */
 const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+/** Waits at most for an attempt of the same call still being answered (409 IDEMPOTENCY_IN_PROGRESS). */
+const MAX_IN_PROGRESS_WAITS = 100;
 /** Back-off without `Retry-After`: 0.5 s, 1 s, 2 s, … up to 8 s, each with jitter. */
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_MAX_MS = 8_000;
+
+/**
+ * Web Crypto: global in browsers and in Node 19 and later; Node 18 has it only as `node:crypto`'s
+ * `webcrypto` (its global is behind a flag), imported then and only then.
+ */
+type RandomUUID = { randomUUID(): string };
+const webCrypto: RandomUUID = (globalThis as { crypto?: RandomUUID }).crypto ?? (await import('node:crypto')).webcrypto;
+
+/** A fresh `Idempotency-Key`: a random UUID. */
+export const newIdempotencyKey = (): string => webCrypto.randomUUID();
+
+/** Whether `error` is worth another attempt of the same call (with the same `Idempotency-Key`). */
+export function isRetryable(error: PageScrapeError): boolean {
+  if (error instanceof ConnectionError || error instanceof TimeoutError) return true;
+  return RETRYABLE_STATUSES.has(error.status) || RETRYABLE_CODES.has(error.code);
+}
+
+/** One request to make, and to make again on a retry: the same method, URL, body and key. */
+interface Call {
+  method: 'GET' | 'PATCH';
+  url: string;
+  body?: string;
+  idempotencyKey?: string;
+}
 
 type Table = typeof ENDPOINTS;
 /** The path of every endpoint that pages. */
@@ -53,30 +84,65 @@ export class PageScrape extends EndpointMethods {
   }
 
   /**
-   * Calls the endpoint at `path` with `query` and answers its `data` and `meta`. Retries a 429,
-   * 502 or 503 answer, or a connection that failed before the request was sent (a connection
-   * that broke after it may have been charged a live scrape), up to `maxRetries` times: after the answer's
-   * `Retry-After`, else after an exponential back-off, each wait with jitter. Throws the error
-   * class of the answer's code (`NotFoundError`, …), a `TimeoutError`, or a `ConnectionError`;
-   * an aborted `signal` rejects with its reason.
+   * Calls the endpoint at `path` with `query` and answers its `data` and `meta`. A scraping call
+   * carries an `Idempotency-Key` (the caller's `idempotencyKey`, else a fresh random one), the
+   * same on each of its attempts, so the service runs it and charges it at most once however
+   * often it is sent. Retries, up to `maxRetries` times, every failure worth it: a connection
+   * refused or cut (even after the request was sent), an attempt past `timeoutMs`, and a 408,
+   * 409 `IDEMPOTENCY_IN_PROGRESS`, 429, 502 or 503 answer; after the answer's `Retry-After`,
+   * else after an exponential back-off, each wait with jitter. Throws the error class of the
+   * answer's code (`NotFoundError`, …), a `TimeoutError`, or a `ConnectionError`; an aborted
+   * `signal` rejects with its reason.
    */
   async get<P extends keyof Endpoints>(path: P, query: Endpoints[P]['query'], options: RequestOptions = {}): Promise<ApiResponse<Endpoints[P]['data']>> {
     const url = this.#url(path, query as Record<string, unknown>);
+    const scrapes = (ENDPOINTS as Record<string, { scrapes?: boolean } | undefined>)[path]?.scrapes === true;
+    const call: Call = { method: 'GET', url, ...(scrapes ? { idempotencyKey: options.idempotencyKey ?? newIdempotencyKey() } : {}) };
+    return (await this.#call(call, options)) as ApiResponse<Endpoints[P]['data']>;
+  }
+
+  /**
+   * Changes a setting of the account (`PATCH` of `path`, its `{parameters}` filled from
+   * `params`) and answers its `data` and `meta`. Setting a value twice leaves it as once, so it
+   * is retried like `get`.
+   */
+  async change<P extends keyof Changes>(path: P, params: Changes[P]['params'], body: Changes[P]['body'], options: RequestOptions = {}): Promise<ApiResponse<Changes[P]['data']>> {
+    const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String((params as Record<string, unknown>)[name] ?? '')));
+    const call: Call = { method: 'PATCH', url: `${this.baseUrl}${filled}`, body: JSON.stringify(body) };
+    return (await this.#call(call, options)) as ApiResponse<Changes[P]['data']>;
+  }
+
+  /** Makes `call`, and makes it again (the same request, the same key) while it fails in a way worth retrying. */
+  async #call(call: Call, options: RequestOptions): Promise<ApiResponse<unknown>> {
     const maxRetries = options.maxRetries ?? this.#defaults.maxRetries;
-    for (let attempt = 0; ; attempt++) {
+    const timeoutMs = options.timeoutMs ?? this.#defaults.timeoutMs;
+    // Waits for an attempt of this very call that the service is still answering (409
+    // IDEMPOTENCY_IN_PROGRESS, after a cut connection or a timeout) do not use up `maxRetries`:
+    // that attempt runs within the service's own time budget. They go on for at most one
+    // attempt's time (`timeoutMs`) from the first, and MAX_IN_PROGRESS_WAITS times.
+    let inProgressSince: number | null = null;
+    let inProgressWaits = 0;
+    for (let attempt = 0; ; ) {
       options.signal?.throwIfAborted();
       let error: PageScrapeError;
       try {
-        return (await this.#attempt(url, options)) as ApiResponse<Endpoints[P]['data']>;
+        return await this.#attempt(call, options);
       } catch (caught) {
         if (!(caught instanceof PageScrapeError)) throw caught;
         error = caught;
       }
-      const retryable = error instanceof ConnectionError ? !error.mayHaveReached : RETRYABLE_STATUSES.has(error.status);
-      if (!retryable || attempt >= maxRetries) throw error;
+      let inProgress = false;
+      if (error.code === 'IDEMPOTENCY_IN_PROGRESS' && maxRetries > 0) {
+        inProgressSince ??= Date.now();
+        inProgress = Date.now() - inProgressSince < timeoutMs && inProgressWaits < MAX_IN_PROGRESS_WAITS;
+      }
+      if (!isRetryable(error) || (attempt >= maxRetries && !inProgress)) throw error;
       const delay = this.#delay(error, attempt);
       if (delay === null) throw error;
-      options.onRetry?.({ error, retry: attempt + 1, maxRetries, delayMs: delay });
+      if (inProgress) inProgressWaits++;
+      else attempt++;
+      // A wait for the attempt in progress names the retry it stands for, without using it up.
+      options.onRetry?.({ error, retry: inProgress ? Math.min(attempt + 1, maxRetries) : attempt, maxRetries, delayMs: delay });
       await sleep(delay, options.signal);
     }
   }
@@ -105,7 +171,8 @@ export class PageScrape extends EndpointMethods {
         if (listing.pages >= maxPages) listing.stoppedBy = 'maxPages';
         else if (listing.creditsSpent + 1 > maxCredits) listing.stoppedBy = 'maxCredits';
         if (listing.stoppedBy !== null) break;
-        const page = await this.get(path, pageQuery, options);
+        // Each page is a call of its own, with a fresh key: one key is for one request.
+        const page = await this.get(path, pageQuery, { ...options, idempotencyKey: undefined });
         const data = page.data as unknown as Record<string, unknown>;
         listing.record(page.meta);
         options.onPage?.(page);
@@ -137,7 +204,7 @@ export class PageScrape extends EndpointMethods {
   }
 
   /** One request: answers the envelope, or throws a `PageScrapeError` (or the signal's reason). */
-  async #attempt(url: string, options: RequestOptions): Promise<ApiResponse<unknown>> {
+  async #attempt(call: Call, options: RequestOptions): Promise<ApiResponse<unknown>> {
     const timeoutMs = options.timeoutMs ?? this.#defaults.timeoutMs;
     const controller = new AbortController();
     const timeout = new TimeoutError(`No complete answer within ${timeoutMs} ms.`, { code: 'TIMEOUT', status: 0 });
@@ -147,7 +214,10 @@ export class PageScrape extends EndpointMethods {
     let response: Response;
     let text: string;
     try {
-      response = await this.#fetch(url, { headers: { 'x-api-key': this.#apiKey, accept: 'application/json' }, signal: controller.signal });
+      const headers: Record<string, string> = { 'x-api-key': this.#apiKey, accept: 'application/json' };
+      if (call.idempotencyKey !== undefined) headers['idempotency-key'] = call.idempotencyKey;
+      if (call.body !== undefined) headers['content-type'] = 'application/json';
+      response = await this.#fetch(call.url, { method: call.method, headers, ...(call.body !== undefined ? { body: call.body } : {}), signal: controller.signal });
       text = await response.text();
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
@@ -243,7 +313,7 @@ function networkCodes(error: unknown): string[] {
   return [cause?.code, ...(cause?.errors ?? []).map((each) => each.code)].filter((code): code is string => typeof code === 'string');
 }
 
-/** Whether a failed `fetch` failed before its request could reach the service (refused, no such host, …). */
+/** Whether a failed `fetch` failed before its request could reach the service (refused, no such host, …): told by `ConnectionError.mayHaveReached`. */
 function neverSent(error: unknown): boolean {
   const codes = networkCodes(error);
   return codes.length > 0 && codes.every((code) => NEVER_SENT.has(code));

@@ -43,8 +43,9 @@ export class PageScrapeError extends Error {
 /** The service could not be reached, or the connection broke before the answer was read. */
 export class ConnectionError extends PageScrapeError {
   /**
-   * Whether the request may have reached the service (the connection broke after it was sent).
-   * Such a call is not retried: its live scrape may have been done and charged.
+   * Whether the request may have reached the service (the connection broke after it was sent,
+   * rather than being refused). Told for the record only: the client retries both, since every
+   * scraping call carries an `Idempotency-Key` that makes the service run and charge it once.
    */
   readonly mayHaveReached: boolean;
 

@@ -1352,6 +1352,74 @@ export interface AccountRequestsData {
   };
 }
 
+export interface AccountUpdateBody {
+  /**
+   * Credits; null: no alert. At most 1000000000000.
+   */
+  lowBalanceAlert: number | null;
+}
+
+export interface AccountUpdateData {
+  team: {
+    id: string;
+    name: string;
+  };
+  /**
+   * Credits left.
+   */
+  balance: number;
+  lowBalanceAlert: number | null;
+  rateLimit: {
+    /**
+     * Requests admitted per rolling window.
+     */
+    limit: number;
+    windowSeconds: number;
+  };
+  /**
+   * The key this request was made with.
+   */
+  key: {
+    id: string;
+    name: string;
+    dailyCreditLimit: number | null;
+    /**
+     * Credits this key has spent today (UTC), live scrapes in flight included.
+     */
+    spentToday: number;
+  };
+}
+
+export interface AccountKeysUpdateBody {
+  /**
+   * Credits the key may spend on live scrapes per UTC day (cached results are free and always served); null: no limit of its own. At most 1000000000.
+   */
+  dailyCreditLimit: number | null;
+}
+
+export interface AccountKeysUpdateData {
+  id: string;
+  name: string;
+  /**
+   * The key, shortened: its prefix and last four characters.
+   */
+  key: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+  dailyCreditLimit: number | null;
+  /**
+   * Credits the key has spent today (UTC), live scrapes in flight included.
+   */
+  spentToday: number;
+}
+
+/** Every change to the account (a `PATCH`) by path: its path parameters, its body and its `data`. */
+export interface Changes {
+  '/v1/account': { params: {}; body: AccountUpdateBody; data: AccountUpdateData };
+  '/v1/account/keys/{id}': { params: { id: string }; body: AccountKeysUpdateBody; data: AccountKeysUpdateData };
+}
+
 /** Every endpoint by path: its query and its `data`. */
 export interface Endpoints {
   '/v1/socialnet/profile/posts': { query: SocialnetProfilePostsQuery; data: SocialnetProfilePostsData };
@@ -1368,7 +1436,7 @@ export interface Endpoints {
   '/v1/account/requests': { query: AccountRequestsQuery; data: AccountRequestsData };
 }
 
-/** Every endpoint by path: its id, the SDK method that calls it, its query parameters and how it pages (null: it does not). */
+/** Every endpoint by path: its id, the SDK method that calls it, its query parameters, how it pages (null: it does not), and whether it scrapes (may be charged; the client sends it with an `Idempotency-Key`). */
 export const ENDPOINTS = {
   "/v1/socialnet/profile/posts": {
     "id": "socialnet.profile.posts",
@@ -1387,7 +1455,8 @@ export const ENDPOINTS = {
       "flag": "hasNextPage",
       "end": null,
       "items": "posts"
-    }
+    },
+    "scrapes": true
   },
   "/v1/socialnet/post/comment/replies": {
     "id": "socialnet.post.comment.replies",
@@ -1406,7 +1475,8 @@ export const ENDPOINTS = {
       "flag": "hasNextPage",
       "end": null,
       "items": "replies"
-    }
+    },
+    "scrapes": true
   },
   "/v1/socialnet/profile/reels": {
     "id": "socialnet.profile.reels",
@@ -1424,7 +1494,8 @@ export const ENDPOINTS = {
       "flag": "hasNextPage",
       "end": null,
       "items": "reels"
-    }
+    },
+    "scrapes": true
   },
   "/v1/socialnet/profile": {
     "id": "socialnet.profile",
@@ -1437,7 +1508,8 @@ export const ENDPOINTS = {
       "cache_max_age",
       "stale_if_error"
     ],
-    "paging": null
+    "paging": null,
+    "scrapes": true
   },
   "/v1/snapmsg/profile": {
     "id": "snapmsg.profile",
@@ -1448,7 +1520,8 @@ export const ENDPOINTS = {
       "cache_max_age",
       "stale_if_error"
     ],
-    "paging": null
+    "paging": null,
+    "scrapes": true
   },
   "/v1/snapmsg/spotlight/comments": {
     "id": "snapmsg.spotlight.comments",
@@ -1466,7 +1539,8 @@ export const ENDPOINTS = {
       "flag": "hasMore",
       "end": "",
       "items": "comments"
-    }
+    },
+    "scrapes": true
   },
   "/v1/linkpage-a/profile": {
     "id": "linkpage-a.profile",
@@ -1477,7 +1551,8 @@ export const ENDPOINTS = {
       "cache_max_age",
       "stale_if_error"
     ],
-    "paging": null
+    "paging": null,
+    "scrapes": true
   },
   "/v1/linkpage-b/page": {
     "id": "linkpage-b.page",
@@ -1488,7 +1563,8 @@ export const ENDPOINTS = {
       "cache_max_age",
       "stale_if_error"
     ],
-    "paging": null
+    "paging": null,
+    "scrapes": true
   },
   "/v1/shopfront/shop": {
     "id": "shopfront.shop",
@@ -1506,14 +1582,16 @@ export const ENDPOINTS = {
       "flag": "hasMore",
       "end": "",
       "items": "posts"
-    }
+    },
+    "scrapes": true
   },
   "/v1/account": {
     "id": "account",
     "method": "account",
     "summary": "The calling key, its team, balance and rate limit",
     "params": [],
-    "paging": null
+    "paging": null,
+    "scrapes": false
   },
   "/v1/account/usage": {
     "id": "account.usage",
@@ -1523,7 +1601,8 @@ export const ENDPOINTS = {
       "from",
       "to"
     ],
-    "paging": null
+    "paging": null,
+    "scrapes": false
   },
   "/v1/account/requests": {
     "id": "account.requests",
@@ -1540,7 +1619,8 @@ export const ENDPOINTS = {
       "flag": "hasNextPage",
       "end": null,
       "items": "requests"
-    }
+    },
+    "scrapes": false
   }
 } as const;
 
@@ -1669,6 +1749,29 @@ export abstract class EndpointMethods {
    */
   accountRequests(query?: AccountRequestsQuery, options?: RequestOptions): Promise<ApiResponse<AccountRequestsData>> {
     return this.get('/v1/account/requests', query ?? {}, options);
+  }
+
+  /**
+   * Changes a setting of the account (`PATCH`) and answers its `data` and `meta`.
+   */
+  abstract change<P extends keyof Changes>(path: P, params: Changes[P]['params'], body: Changes[P]['body'], options?: RequestOptions): Promise<ApiResponse<Changes[P]['data']>>;
+
+  /**
+   * Set the team's low-balance alert: `PATCH /v1/account`.
+   *
+   * Sets or removes (`null`) the balance under which the team is warned: a charge that takes the balance below it records `credits.low` once, one that takes it to 0 records `credits.exhausted` once, and a top-up to the alert or above re-arms both (these events are sent to webhooks); the dashboard shows a banner while the balance is below it. Made with a live key that the operator or an owner created. Free; answers the account as `GET /v1/account` does.
+   */
+  accountUpdate(body: AccountUpdateBody, options?: RequestOptions): Promise<ApiResponse<AccountUpdateData>> {
+    return this.change('/v1/account', {}, body, options);
+  }
+
+  /**
+   * Set a key's daily credit limit: `PATCH /v1/account/keys/{id}`.
+   *
+   * Sets or removes (`null`) the daily credit limit of one of the team's keys: past it, its live scrapes get 402 `KEY_CREDIT_LIMIT` until midnight UTC, while cached results are still served. Made with a live key that the operator or an owner created; a key may lower its own limit but not raise or remove it. Free.
+   */
+  accountKeysUpdate(id: string, body: AccountKeysUpdateBody, options?: RequestOptions): Promise<ApiResponse<AccountKeysUpdateData>> {
+    return this.change('/v1/account/keys/{id}', { id }, body, options);
   }
 }
 

@@ -14,8 +14,22 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Bound on each attempt, from sending the request to reading the whole answer. */
   timeoutMs?: number;
-  /** Retries of a 429, 502 or 503 answer, or of a connection refused before the request was sent. */
+  /**
+   * Retries of a failure worth another attempt: a connection refused or cut, an attempt past
+   * `timeoutMs`, a 408, 409 `IDEMPOTENCY_IN_PROGRESS`, 429, 502 or 503 answer. Waiting out a
+   * 409 `IDEMPOTENCY_IN_PROGRESS` (an earlier attempt of the same call still being answered)
+   * uses none of them, for at most `timeoutMs`.
+   */
   maxRetries?: number;
+  /**
+   * The `Idempotency-Key` of a scraping call (1 to 255 visible ASCII characters), sent on each of
+   * its attempts. Default: a fresh random UUID per call. Give your own to make one request safe
+   * to send again across calls, even across processes (e.g. a job id): within 24 hours the
+   * service answers the same request with the same key from its first success, charged once;
+   * the same key with another request is a 422 `IDEMPOTENCY_KEY_REUSED`. `paginate` gives each
+   * page a fresh key of its own and ignores this.
+   */
+  idempotencyKey?: string;
   /** Called before each wait for a retry: what failed, which retry follows and after how long. */
   onRetry?: (event: RetryEvent) => void;
 }
@@ -39,7 +53,10 @@ export interface ClientOptions {
   baseUrl?: string;
   /** Bound on each attempt of a call, in milliseconds. Default: 60,000. */
   timeoutMs?: number;
-  /** Retries of a 429, 502 or 503 answer, or of a connection refused before the request was sent. Default: 3. */
+  /**
+   * Retries of a failure worth another attempt (a connection refused or cut, a timeout, a 408,
+   * 409 `IDEMPOTENCY_IN_PROGRESS`, 429, 502 or 503 answer). Default: 3.
+   */
   maxRetries?: number;
   /** The longest wait before a retry, in milliseconds; an answer asking to wait longer is thrown at once. Default: 60,000. */
   maxRetryDelayMs?: number;

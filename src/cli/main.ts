@@ -9,7 +9,7 @@ import { configuredBaseUrl, loadConfig } from '../config.ts';
 import { initialiseDatabase, migrateStores, openStores, type Initialised } from '../store/open.ts';
 import { issuePasswordLink } from '../account/users.ts';
 import { generateKey } from '../server/keys.ts';
-import { MAX_DAILY_CREDITS, ROLES } from '../store/rules.ts';
+import { MAX_DAILY_CREDITS, MAX_LOW_BALANCE_ALERT, ROLES } from '../store/rules.ts';
 import { spentOn, utcDay, type Role, type Stores, type User } from '../store/types.ts';
 
 type Row = Record<string, unknown>;
@@ -46,6 +46,13 @@ const dailyCredits = (raw: string): number | 'none' => {
   if (raw === 'none') return 'none';
   const value = Number(raw);
   if (!/^\d+$/.test(raw) || value > MAX_DAILY_CREDITS) throw new InvalidArgumentError(`--daily-credits must be a whole number from 0 to ${MAX_DAILY_CREDITS}, or none.`);
+  return value;
+};
+/** `--low-balance-alert`: a whole number from 0 to MAX_LOW_BALANCE_ALERT, or `none`. */
+const lowBalanceAlert = (raw: string): number | 'none' => {
+  if (raw === 'none') return 'none';
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value > MAX_LOW_BALANCE_ALERT) throw new InvalidArgumentError(`--low-balance-alert must be a whole number from 0 to ${MAX_LOW_BALANCE_ALERT}, or none.`);
   return value;
 };
 const nonNegativeInteger = (what: string) => (raw: string) => {
@@ -103,7 +110,13 @@ export function buildCli(stores: () => Promise<Stores>, print: (text: string) =>
     if (!team) throw new CliError(`No team ${id}.`, 'NOT_FOUND');
     return team;
   };
-  const teamView = (team: { id: string; name: string; credits: number; rateLimit: number }) => ({ id: team.id, name: team.name, credits: team.credits, rateLimit: team.rateLimit });
+  const teamView = (team: { id: string; name: string; credits: number; rateLimit: number; lowBalanceAlert: number | null }) => ({
+    id: team.id,
+    name: team.name,
+    credits: team.credits,
+    rateLimit: team.rateLimit,
+    lowBalanceAlert: team.lowBalanceAlert,
+  });
 
   program
     .command('init')
@@ -134,16 +147,18 @@ export function buildCli(stores: () => Promise<Stores>, print: (text: string) =>
     });
   team
     .command('update')
-    .description("change a team's rate limit or name")
+    .description("change a team's rate limit, name or low-balance alert")
     .requiredOption('--team <id>', 'team id')
     .option('--rate-limit <n>', 'requests per rolling 60 seconds', positiveInteger('--rate-limit'))
     .option('--name <name>', 'new name')
-    .action(async (options: { team: string; rateLimit?: number; name?: string }) => {
+    .option('--low-balance-alert <n|none>', `the balance under which the team is warned (credits.low; a banner in the dashboard), 0 to ${MAX_LOW_BALANCE_ALERT}, or none`, lowBalanceAlert)
+    .action(async (options: { team: string; rateLimit?: number; name?: string; lowBalanceAlert?: number | 'none' }) => {
       await requireTeam(options.team);
-      const changes: { rateLimit?: number; name?: string } = {};
+      const changes: { rateLimit?: number; name?: string; lowBalanceAlert?: number | null } = {};
       if (options.rateLimit !== undefined) changes.rateLimit = options.rateLimit;
       if (options.name !== undefined) changes.name = options.name;
-      if (Object.keys(changes).length === 0) throw new CliError('Nothing to update: give --rate-limit and/or --name.', 'VALIDATION_ERROR');
+      if (options.lowBalanceAlert !== undefined) changes.lowBalanceAlert = options.lowBalanceAlert === 'none' ? null : options.lowBalanceAlert;
+      if (Object.keys(changes).length === 0) throw new CliError('Nothing to update: give --rate-limit, --name and/or --low-balance-alert.', 'VALIDATION_ERROR');
       const updated = await (await stores()).accounts.updateTeam(options.team, changes);
       if (!updated) throw new CliError(`No team ${options.team}.`, 'NOT_FOUND');
       out(teamView(updated));

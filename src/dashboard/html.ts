@@ -37,6 +37,8 @@ export interface Layout {
   title: string;
   /** Signed in: the navigation, with this page marked current. */
   nav?: { current: string; csrf: string; email: string; teamQuery: string };
+  /** A warning shown above the title (the team's balance is low). */
+  banner?: Html | null;
   body: Html;
 }
 
@@ -48,7 +50,7 @@ const NAV = [
   ['Try it', '/dashboard/try'],
 ] as const;
 
-export function page({ title, nav, body }: Layout): string {
+export function page({ title, nav, banner, body }: Layout): string {
   const header = nav
     ? html`<header class="top">
         <nav aria-label="Dashboard">
@@ -77,6 +79,7 @@ export function page({ title, nav, body }: Layout): string {
     <body>
       ${header}
       <main id="main">
+        ${banner}
         <h1>${title}</h1>
         ${body}
       </main>

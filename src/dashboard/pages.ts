@@ -6,9 +6,9 @@ import type { TSchema } from 'typebox';
 import type { EndpointDeclaration } from '../endpoints/types.ts';
 import { issuePasswordLink, mayGrant, userActionProblem } from '../account/users.ts';
 import { generateKey } from '../server/keys.ts';
-import { normaliseEmail } from '../store/rules.ts';
+import { MAX_DAILY_CREDITS, MAX_LOW_BALANCE_ALERT, normaliseEmail } from '../store/rules.ts';
 import { fullQuerySchema } from '../server/query.ts';
-import { utcDay, type ApiKeyRecord, type RequestRecord, type Team, type User } from '../store/types.ts';
+import { spentOn, utcDay, type ApiKeyRecord, type RequestRecord, type Team, type User } from '../store/types.ts';
 import { barChart, columnChart, SHARE } from './charts.ts';
 import { html, notice, page, PageError, sendPage, table, type Html } from './html.ts';
 import type { DashboardOptions } from './plugin.ts';
@@ -48,6 +48,34 @@ const copyField = (id: string, label: string, value: string): Html =>
 /** A declaration's description, its `backticked` parts as code. */
 const withCode = (text: string): Html[] => text.split('`').map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : html`${part}`));
 
+/** Who may set the team's spending guards (a key's daily credit limit, the low-balance alert): an owner, or an operator. */
+const mayGuard = (user: User): boolean => user.role !== 'member';
+
+/**
+ * A number of credits from a form field: a whole number from 0 to `max`, or null for none (the
+ * field left empty, or `none`); undefined when it is neither, or missing.
+ */
+export function creditsField(raw: unknown, max: number): number | null | undefined {
+  if (typeof raw !== 'string') return undefined;
+  const text = raw.trim().replaceAll(',', '').replaceAll('_', '');
+  if (text === '' || text.toLowerCase() === 'none') return null;
+  if (!/^\d{1,13}$/.test(text)) return undefined;
+  const value = Number(text);
+  return value <= max ? value : undefined;
+}
+
+/** The banner of every page while the team's balance is under its low-balance alert, or spent. */
+function balanceBanner(team: Team, teamQuery: string): Html | null {
+  const link = html`<a href="/dashboard${teamQuery}#alert">Alert settings</a>`;
+  if (team.credits <= 0) {
+    return html`<div class="banner" role="alert" id="low-balance-banner"><strong>No credits left.</strong> Live scrapes are refused (402 <code>INSUFFICIENT_CREDITS</code>); cached results are still served. Ask your operator for a top-up.</div>`;
+  }
+  if (team.lowBalanceAlert !== null && team.credits < team.lowBalanceAlert) {
+    return html`<div class="banner" role="alert" id="low-balance-banner"><strong>Low balance:</strong> ${team.credits} credits left, below the alert at ${team.lowBalanceAlert}. Ask your operator for a top-up before live scrapes start failing with 402. ${link}</div>`;
+  }
+  return null;
+}
+
 /** The fields every form of a signed-in page posts: the session's CSRF token and, for an operator, the team. */
 export const SIGNED_IN_FORM = ['csrf', 'team'] as const;
 
@@ -79,7 +107,11 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
   }
 
   const show = (reply: FastifyReply, scope: Scope, current: string, title: string, body: Html, status = 200) =>
-    sendPage(reply, status, page({ title, nav: { current, csrf: scope.signedIn.session.csrf, email: scope.user.email, teamQuery: scope.teamQuery }, body }));
+    sendPage(
+      reply,
+      status,
+      page({ title, nav: { current, csrf: scope.signedIn.session.csrf, email: scope.user.email, teamQuery: scope.teamQuery }, banner: balanceBanner(scope.team, scope.teamQuery), body }),
+    );
 
   const csrfField = (scope: Scope) => html`<input type="hidden" name="csrf" value="${scope.signedIn.session.csrf}" />${scope.teamField}`;
   const teamLine = (scope: Scope) => html`<p class="hint">Team <strong>${scope.team.name}</strong> (${scope.team.id})${scope.user.role === 'operator' ? ', as operator' : ''}.</p>`;
@@ -120,9 +152,20 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
           <div class="card"><dt>Rate limit</dt><dd>${team.rateLimit} <small>requests / 60 s</small></dd></div>
           <div class="card"><dt>Credits spent, last 30 days</dt><dd>${spent}</dd></div>
           <div class="card"><dt>Requests, last 30 days</dt><dd>${requests}</dd></div>
+          <div class="card"><dt>Low-balance alert</dt><dd id="low-balance-alert">${team.lowBalanceAlert === null ? 'none' : team.lowBalanceAlert}</dd></div>
         </dl>
         <p>Each live scrape costs 1 credit; a cached result costs none. See the <a href="/docs">API docs</a> for every endpoint and its parameters.</p>
         ${user.role === 'member' ? '' : html`<p><a href="/dashboard/users${scope.teamQuery}">Users of the team</a>: add account holders and disable them.</p>`}
+        ${mayGuard(user)
+          ? html`<h2>Low-balance alert</h2>
+              <form method="post" action="/dashboard/low-balance-alert">
+                ${csrfField(scope)}
+                <label for="alert">Warn when the balance falls below (credits)</label>
+                <input id="alert" name="alert" type="text" inputmode="numeric" maxlength="20" value="${team.lowBalanceAlert ?? ''}" aria-describedby="alert-hint" />
+                <p class="hint" id="alert-hint">Leave empty for none. While the balance is below it, every page of the dashboard shows a banner; crossing it records a <code>credits.low</code> event (and reaching 0 <code>credits.exhausted</code>), sent to the team's webhooks.</p>
+                <button type="submit">Save alert</button>
+              </form>`
+          : ''}
         ${operator}
         <h2>Sessions</h2>
         <form method="post" action="/dashboard/sign-out-everywhere">
@@ -132,7 +175,22 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
       status,
     );
   }
-  app.get('/', (request, reply) => overview(request, reply));
+  app.get('/', (request, reply) => {
+    const query = request.query as Record<string, string | undefined>;
+    const saved = query.saved === 'alert' ? notice('success', 'The low-balance alert is saved.') : null;
+    return overview(request, reply, saved);
+  });
+
+  app.post('/low-balance-alert', { config: { form: [...SIGNED_IN_FORM, 'alert'] } }, async (request, reply) => {
+    const scope = await scopeOf(request);
+    if (!mayGuard(scope.user)) throw new PageError(403, 'Only an owner sets the low-balance alert.');
+    const alert = creditsField((request.body as Record<string, unknown>).alert, MAX_LOW_BALANCE_ALERT);
+    if (alert === undefined) {
+      return overview(request, reply, notice('error', `The low-balance alert must be a whole number of credits from 0 to ${MAX_LOW_BALANCE_ALERT.toLocaleString('en')}, or empty for none.`), 422);
+    }
+    await stores.accounts.updateTeam(scope.team.id, { lowBalanceAlert: alert });
+    return reply.redirect(`/dashboard${scope.teamQuery}${scope.teamQuery ? '&' : '?'}saved=alert`, 303);
+  });
 
   app.post('/credits', { config: { form: [...SIGNED_IN_FORM, 'amount'] } }, async (request, reply) => {
     const scope = await scopeOf(request);
@@ -152,12 +210,29 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
     const keys = await stores.accounts.listKeys(scope.team.id);
     const query = request.query as Record<string, string | undefined>;
     const revoked = query.revoked ? keys.find((key) => key.id === query.revoked) : undefined;
+    const limited = query.limited ? keys.find((key) => key.id === query.limited) : undefined;
+    const today = utcDay(now());
+    const limitCell = (key: ApiKeyRecord): Html | string => {
+      const shown = key.dailyCreditLimit === null ? 'none' : String(key.dailyCreditLimit);
+      if (key.revokedAt !== null || !mayGuard(scope.user)) return shown;
+      return html`<form method="post" action="/dashboard/keys/${key.id}/limit" class="limit-form">
+        ${csrfField(scope)}
+        <label for="limit-${key.id}" class="visually-hidden">Daily credit limit of ${key.name}</label>
+        <input id="limit-${key.id}" name="limit" type="text" inputmode="numeric" maxlength="16" value="${key.dailyCreditLimit ?? ''}" placeholder="none" />
+        <button type="submit" class="secondary">Set</button>
+      </form>`;
+    };
+    const done = revoked
+      ? notice('success', html`Key <strong>${revoked.name}</strong> is revoked: requests with it fail with 401.`)
+      : limited
+        ? notice('success', html`The daily credit limit of <strong>${limited.name}</strong> is ${limited.dailyCreditLimit === null ? 'removed' : html`${limited.dailyCreditLimit} credit${limited.dailyCreditLimit === 1 ? '' : 's'} a day`}.`)
+        : null;
     return show(
       reply,
       scope,
       'Keys',
       'Keys',
-      html`${top ?? (revoked ? notice('success', html`Key <strong>${revoked.name}</strong> is revoked: requests with it fail with 401.`) : null)}${teamLine(scope)}
+      html`${top ?? done}${teamLine(scope)}
         <form method="post" action="/dashboard/keys">
           ${csrfField(scope)}
           <label for="key-name">Key name</label>
@@ -166,18 +241,29 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
         </form>
         <h2>Keys of the team</h2>
         ${table(
-          [{ label: 'Name', long: true }, { label: 'Key' }, { label: 'Created' }, { label: 'Last used' }, { label: 'Status' }, { label: 'Action' }],
+          [
+            { label: 'Name', long: true },
+            { label: 'Key' },
+            { label: 'Created' },
+            { label: 'Last used' },
+            { label: 'Daily credit limit' },
+            { label: 'Spent today', num: true },
+            { label: 'Status' },
+            { label: 'Action' },
+          ],
           keys.map((key) => [
             key.name,
             html`<code>${key.prefix}…${key.last4}</code>`,
             time(key.createdAt),
             time(key.lastUsedAt),
+            limitCell(key),
+            html`<span id="spent-${key.id}">${spentOn(key, today)}</span>`,
             key.revokedAt ? html`Revoked ${time(key.revokedAt)}` : 'Active',
             mayRevoke(scope.user, key) ? html`<form method="get" action="/dashboard/keys/${key.id}/revoke">${scope.teamField}<button type="submit" class="secondary">Revoke</button></form>` : '',
           ]),
           'No keys yet.',
         )}
-        <p class="hint">Last use is recorded within seconds of a request.</p>`,
+        <p class="hint">Last use is recorded within seconds of a request. A key's daily credit limit bounds what its live scrapes spend per UTC day (past it they get 402 <code>KEY_CREDIT_LIMIT</code> until midnight UTC; cached results are still served); leave it empty for none. Spent today counts live scrapes in flight.</p>`,
       status,
     );
   }
@@ -195,6 +281,20 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
       html`${notice('success', html`Key <strong>${name}</strong> created. Copy it now: it is shown only this once.`)}
         ${copyField('new-key', 'New key', generated.key)}`,
     );
+  });
+
+  app.post('/keys/:id/limit', { config: { form: [...SIGNED_IN_FORM, 'limit'] } }, async (request, reply) => {
+    const scope = await scopeOf(request);
+    if (!mayGuard(scope.user)) throw new PageError(403, "Only an owner sets a key's daily credit limit.");
+    const id = (request.params as { id: string }).id;
+    const key = (await stores.accounts.listKeys(scope.team.id)).find((k) => k.id === id && k.revokedAt === null);
+    if (!key) throw new PageError(404, 'There is no such active key.');
+    const limit = creditsField((request.body as Record<string, unknown>).limit, MAX_DAILY_CREDITS);
+    if (limit === undefined) {
+      return keysPage(request, reply, notice('error', `The daily credit limit must be a whole number of credits from 0 to ${MAX_DAILY_CREDITS.toLocaleString('en')}, or empty for none.`), 422);
+    }
+    await stores.accounts.updateKey(key.id, { dailyCreditLimit: limit });
+    return reply.redirect(`/dashboard/keys${scope.teamQuery}${scope.teamQuery ? '&' : '?'}limited=${encodeURIComponent(key.id)}`, 303);
   });
 
   async function revocable(request: FastifyRequest): Promise<{ scope: Scope; key: ApiKeyRecord }> {

@@ -1,6 +1,7 @@
 // The guide at the top of the reference page (the OpenAPI document's `info.description`, in
 // Markdown): how to get a key and make a first call, credits and the cache, paging, rate limits,
-// errors and what to do about each, test mode, the SDK, the command line and MCP. The tables
+// errors and what to do about each, retrying safely (Idempotency-Key), spending guards, test
+// mode, the SDK, the command line and MCP. The tables
 // come from the declarations and the error list, so the guide cannot drift from the API.
 import type { ApiEndpoint } from '../endpoints/types.ts';
 import { ADVICE_OF, STATUS_OF, type ErrorCode } from '../server/errors.ts';
@@ -99,15 +100,48 @@ A parameter the endpoint does not declare is refused, never ignored: a typo such
 
 ${errorTable()}
 
+## Retrying safely
+
+A request whose connection breaks before its answer arrives may or may not have been run, and charged. Send an \`Idempotency-Key\` header with any scraping request (1 to 255 visible ASCII characters; a fresh UUID per request) and send the very same request again with the same key until it gets an answer: it runs, and is charged, at most once.
+
+\`\`\`sh
+KEY=$(uuidgen)
+curl -sS -H "x-api-key: $PAGESCRAPE_API_KEY" -H "Idempotency-Key: $KEY" '${base}/v1/snapmsg/profile?username=lunavoss'
+# the connection dropped? the same again, with the same key:
+curl -sS -i -H "x-api-key: $PAGESCRAPE_API_KEY" -H "Idempotency-Key: $KEY" '${base}/v1/snapmsg/profile?username=lunavoss'
+\`\`\`
+
+- The first \`2xx\` answer for a key is kept for 24 hours (per team and key mode). The same request with the same key gets it again, byte for byte (its \`meta.requestId\` is the first request's), with the header \`Idempotent-Replayed: true\`; nothing is charged, and it still counts against the rate limit.
+- An answer other than \`2xx\` is not kept: the same key may be sent again and runs afresh. So a \`502\` or a \`503\` is retried with the same key until its \`200\`, charged once.
+- \`409 IDEMPOTENCY_IN_PROGRESS\` (\`Retry-After: 1\`): the first request with this key is still being answered. Wait and send it again with the same key.
+- \`422 IDEMPOTENCY_KEY_REUSED\`: the key was used within 24 hours for another request (another path or other parameters). Use a fresh key for each distinct request. An invalid key is a \`422 VALIDATION_ERROR\`.
+- "The same request" is the method, the path and the parameters as the cache normalises them (\`cache_max_age\`, \`stale_if_error\` and the cursor included).
+
+The SDK does this by itself: every scraping call sends a fresh key and reuses it on its own retries, so it retries every failure worth it, a connection cut after the request was sent and a timeout included, as well as \`408\`, \`409 IDEMPOTENCY_IN_PROGRESS\`, \`429\`, \`502\` and \`503\`. Give your own key to make a request safe to repeat across calls or processes:
+
+\`\`\`ts
+import { PageScrape } from '@pagescrape/sdk';
+const client = new PageScrape(); // PAGESCRAPE_API_KEY, PAGESCRAPE_BASE_URL
+const { data } = await client.snapmsgProfile({ username: 'lunavoss' }, { idempotencyKey: 'order-4711-profile' });
+\`\`\`
+
+The command line takes \`--idempotency-key\`; the MCP tools an \`idempotencyKey\` argument.
+
+## Spending guards
+
+- **Per-key daily credit limit** (\`dailyCreditLimit\`): a key given to one script or one customer's integration can be held to so many credits per UTC day. Past it, its live scrapes get \`402 KEY_CREDIT_LIMIT\` (the message says when it resets, at midnight UTC) while cached results (\`cache_max_age\`) are still served; the team's other keys are untouched. Exact under concurrent requests, across nodes. An owner sets it on the dashboard's **Keys** page (which shows each key's spend today), with \`PATCH /v1/account/keys/{id}\` \`{ "dailyCreditLimit": 500 }\` (\`null\` removes it), or the operator with \`npm run -s admin -- key create … --daily-credits N\` and \`key update KEY_ID --daily-credits N|none\`. A key may lower its own limit, never raise or remove it. \`GET /v1/account\` shows the calling key's limit and what it spent today (\`key.dailyCreditLimit\`, \`key.spentToday\`).
+- **Low-balance alert** (\`lowBalanceAlert\`): set it on the dashboard's Overview or with \`PATCH /v1/account\` \`{ "lowBalanceAlert": 100 }\` (\`null\`: none). While the balance is below it (or at 0), every dashboard page shows a banner. The charge that takes the balance below it records a \`credits.low\` event once, the one that takes it to 0 a \`credits.exhausted\` event once, and a top-up to the alert or above re-arms both; these events are delivered to the team's webhooks.
+- Both \`PATCH\` requests are free, take a JSON body (\`content-type: application/json\`) validated whole, and are made with a live key that the operator or an owner created (a test key or a member's key gets \`403\`).
+
 ## Test mode
 
 A test key (\`psk_test_…\`) works everywhere a key does (the API, the SDK, the command line, MCP). Its requests go to a sandbox the service runs itself, cost nothing, never touch the cache, count in a rate window of their own and carry \`meta.test: true\`. The sandbox serves made-up accounts such as \`lunavoss\`; the examples on this page come from it. A service whose test mode is off answers test keys \`403 FORBIDDEN\`.
 
 ## SDK, command line and MCP
 
-- **TypeScript SDK** (\`@pagescrape/sdk\`, in the repository's \`sdk/\`): a typed method per endpoint, \`paginate()\`, retries of \`429\`/\`502\`/\`503\` after \`Retry-After\`, an error class per code. It reads \`PAGESCRAPE_BASE_URL\` and \`PAGESCRAPE_API_KEY\`.
+- **TypeScript SDK** (\`@pagescrape/sdk\`, in the repository's \`sdk/\`): a typed method per endpoint (and \`accountUpdate\`, \`accountKeysUpdate\` for the settings above), \`paginate()\`, an \`Idempotency-Key\` on every scraping call so that it retries safely (a broken connection, a timeout, \`408\`/\`409\`/\`429\`/\`502\`/\`503\`, after \`Retry-After\`), an error class per code. It reads \`PAGESCRAPE_BASE_URL\` and \`PAGESCRAPE_API_KEY\`.
 - **Command line**: \`npx ./sdk get /v1/shopfront/shop --url https://www.shopfront.example/shop/lunacooks --all --max-credits 50\` prints a whole listing as NDJSON; standard error tells its progress, each wait before a retry and, at the end, the pages, items and credits it took. \`--max-credits\` stops before a page that could pass the bound.
-- **MCP** for AI agents at \`${base}/mcp\` (Streamable HTTP, the same key in \`x-api-key\`): one tool per endpoint, and \`get_account\`. Every POST counts against the rate limit as a request does (a tool call once, with its API request); JSON-RPC batches only under MCP 2025-03-26, at most 10 messages, each counted.
+- **MCP** for AI agents at \`${base}/mcp\` (Streamable HTTP, the same key in \`x-api-key\`): one tool per endpoint, and \`get_account\`; a scraping tool takes an optional \`idempotencyKey\` (sent as the \`Idempotency-Key\` header) so that an agent may repeat a call without paying twice. Every POST counts against the rate limit as a request does (a tool call once, with its API request); JSON-RPC batches only under MCP 2025-03-26, at most 10 messages, each counted.
 
 The OpenAPI document behind this page is at [\`/openapi.json\`](${base}/openapi.json).`;
 }

@@ -5,7 +5,8 @@
 // request counted against the team's rate limit per message (batches: MCP 2025-03-26 and
 // earlier only, at most MAX_BATCH messages). A tool call is the endpoint's own GET, run
 // in-process under the POST's admission (counted once, with the POST): the same cache and
-// credits, charged the same, and recorded.
+// credits, charged the same, and recorded. A scraping tool takes an optional `idempotencyKey`,
+// sent as the request's `Idempotency-Key` header (src/work/idempotency.ts).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -38,6 +39,8 @@ export interface McpOptions {
 interface ToolOf {
   tool: Tool;
   endpoint: ApiEndpoint;
+  /** A scraping tool: it takes `idempotencyKey`. */
+  scrapes: boolean;
 }
 
 /** The error envelope's `error`. */
@@ -53,22 +56,36 @@ const toolName = (id: string): string => id.replace(/[.-]/g, '_');
 
 const plain = (schema: TObject): Record<string, unknown> => JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
 
+/** The argument of a scraping tool that is the request's `Idempotency-Key`, not a query parameter. */
+export const IDEMPOTENCY_ARGUMENT = 'idempotencyKey';
+const IdempotencyArgument = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[\\x21-\\x7e]+$',
+  description:
+    'Optional. Makes the call safe to repeat: give a fresh value (a UUID) and send the very same call again with it if you are unsure whether it went through (a timeout, a lost connection); within 24 hours the same call with the same key answers the first success again, charged nothing more. The same key with other arguments is refused (IDEMPOTENCY_KEY_REUSED); while the first is still running, IDEMPOTENCY_IN_PROGRESS (retry after 1 s). 1 to 255 visible ASCII characters.',
+});
+/** A scraping tool's input: the endpoint's query and the optional `idempotencyKey`. */
+const withIdempotencyKey = (query: TObject): TObject => Type.Object({ ...query.properties, [IDEMPOTENCY_ARGUMENT]: Type.Optional(IdempotencyArgument) }, { additionalProperties: false });
+
 function tools(endpoints: readonly EndpointDeclaration[]): Map<string, ToolOf> {
   const account = accountEndpoints.find((endpoint) => endpoint.id === 'account') as ApiEndpoint;
-  const entries: [string, ApiEndpoint, TObject, string][] = [
-    ...endpoints.map((endpoint): [string, ApiEndpoint, TObject, string] => [
+  const entries: [string, ApiEndpoint, TObject, string, boolean][] = [
+    ...endpoints.map((endpoint): [string, ApiEndpoint, TObject, string, boolean] => [
       toolName(endpoint.id),
       endpoint,
-      fullQuerySchema(endpoint),
-      `${endpoint.summary}. ${endpoint.description} A live scrape costs 1 credit; a cached result (cache_max_age) costs none.`,
+      withIdempotencyKey(fullQuerySchema(endpoint)),
+      `${endpoint.summary}. ${endpoint.description} A live scrape costs 1 credit; a cached result (cache_max_age) costs none. To retry a call that may have gone through without paying twice, give it an idempotencyKey (a fresh UUID) and repeat the same call with the same key.`,
+      true,
     ]),
-    ['get_account', account, account.query, `${account.summary}. ${account.description}`],
+    ['get_account', account, account.query, `${account.summary}. ${account.description}`, false],
   ];
   return new Map(
-    entries.map(([name, endpoint, query, description]) => [
+    entries.map(([name, endpoint, query, description, scrapes]) => [
       name,
       {
         endpoint,
+        scrapes,
         tool: {
           name,
           title: `GET ${endpoint.path}`,
@@ -106,12 +123,16 @@ export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { door, end
       const found = byName.get(call.params.name);
       if (!found) return { isError: true, content: [{ type: 'text', text: `No tool ${call.params.name}.` }] };
       const query = new URLSearchParams();
+      const extra: Record<string, string> = {};
       for (const [name, value] of Object.entries(call.params.arguments ?? {})) {
-        if (value !== undefined && value !== null) query.set(name, String(value));
+        if (value === undefined || value === null) continue;
+        // Checked by the route as the header is, with the same 422.
+        if (found.scrapes && name === IDEMPOTENCY_ARGUMENT) extra['idempotency-key'] = String(value);
+        else query.set(name, String(value));
       }
       // Held to the size of an HTTP request: arguments are no way around it.
       const url = `${found.endpoint.path}${query.size > 0 ? `?${query.toString()}` : ''}`;
-      const answer = await door.handing(admission, (headers) => getInProcess(app, url, headers));
+      const answer = await door.handing(admission, (headers) => getInProcess(app, url, { ...headers, ...extra }));
       const body = JSON.parse(answer.body) as Record<string, unknown> & { error?: ErrorOf };
       if (answer.status === 200) return { content: [{ type: 'text', text: answer.body }], structuredContent: body };
       const error = body.error;

@@ -92,6 +92,33 @@ describe('MCP at /mcp', () => {
     }
   });
 
+  test('idempotencyKey: sent as the Idempotency-Key header, so the same call again is the first answer, charged once', async () => {
+    const client = await connect(h.key);
+    try {
+      const { tools } = await client.listTools();
+      const profile = tools.find((tool) => tool.name === 'snapmsg_profile');
+      assert.ok(Object.keys(profile?.inputSchema.properties ?? {}).includes('idempotencyKey'));
+      assert.match(profile?.description ?? '', /idempotencyKey/);
+      assert.ok(!Object.keys(tools.find((tool) => tool.name === 'get_account')?.inputSchema.properties ?? {}).includes('idempotencyKey'), 'a free tool has none');
+      const before = await h.balance();
+      const calls = h.calls.length;
+      const key = `mcp-${Date.now()}`;
+      const first = await client.callTool({ name: 'snapmsg_profile', arguments: { username: 'lunavoss', idempotencyKey: key } });
+      const again = await client.callTool({ name: 'snapmsg_profile', arguments: { username: 'lunavoss', idempotencyKey: key } });
+      assert.equal(first.isError, undefined);
+      assert.deepEqual(again.structuredContent, first.structuredContent, 'the replay: the first answer, its requestId included');
+      assert.equal(await h.balance(), before - 1);
+      assert.equal(h.calls.length, calls + 1, 'scraped once');
+      const reused = await client.callTool({ name: 'snapmsg_profile', arguments: { username: 'theo', idempotencyKey: key } });
+      assert.equal((reused._meta as { code: string }).code, 'IDEMPOTENCY_KEY_REUSED');
+      const invalid = await client.callTool({ name: 'snapmsg_profile', arguments: { username: 'lunavoss', idempotencyKey: 'has spaces' } });
+      assert.deepEqual([(invalid._meta as { status: number }).status, (invalid._meta as { code: string }).code], [422, 'VALIDATION_ERROR']);
+      assert.equal(await h.balance(), before - 1);
+    } finally {
+      await client.close();
+    }
+  });
+
   test('every tool input schema is closed, and unknown arguments are refused as the API refuses them: all named, none charged', async () => {
     const client = await connect(h.key);
     try {

@@ -142,9 +142,9 @@ describe('operator CLI: output', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stderr, '');
     team = JSON.parse(result.stdout) as TeamView;
-    assert.deepEqual(Object.keys(team), ['id', 'name', 'credits', 'rateLimit']);
+    assert.deepEqual(Object.keys(team), ['id', 'name', 'credits', 'rateLimit', 'lowBalanceAlert']);
     assert.match(team.id, /^team_[A-Za-z0-9_-]+$/);
-    assert.deepEqual({ ...team, id: '' }, { id: '', name: 'acme', credits: 500, rateLimit: 100 });
+    assert.deepEqual({ ...team, id: '' }, { id: '', name: 'acme', credits: 500, rateLimit: 100, lowBalanceAlert: null });
   });
 
   test('defaults: 0 credits and a rate limit of 100; --json may follow the command', async () => {
@@ -158,15 +158,15 @@ describe('operator CLI: output', () => {
     assert.equal(created.code, 0, created.stderr);
     assert.doesNotMatch(created.stdout, /^\s*[{[]/, 'not JSON');
     const one = parseTable(created.stdout);
-    assert.deepEqual(one.headers, ['id', 'name', 'credits', 'rateLimit']);
+    assert.deepEqual(one.headers, ['id', 'name', 'credits', 'rateLimit', 'lowBalanceAlert']);
     assert.equal(one.rows.length, 1);
-    assert.deepEqual(one.rows[0]?.slice(1), ['beta', '7', '9']);
+    assert.deepEqual(one.rows[0]?.slice(1, 4), ['beta', '7', '9']);
     assert.match(one.rows[0]?.[0] ?? '', /^team_/);
 
     const list = await admin(dir, 'team', 'list');
     assert.equal(list.code, 0);
     const all = parseTable(list.stdout);
-    assert.deepEqual(all.headers, ['id', 'name', 'credits', 'rateLimit']);
+    assert.deepEqual(all.headers, ['id', 'name', 'credits', 'rateLimit', 'lowBalanceAlert']);
     assert.deepEqual(all.rows.map((row) => row[1]).sort(), ['acme', 'beta', 'defaults']);
     assert.ok(all.rows.some((row) => row[0] === team.id && row[2] === '500'));
   });
@@ -176,6 +176,17 @@ describe('operator CLI: output', () => {
     assert.deepEqual(updated, { ...team, rateLimit: 300 });
     const listed = await adminJson<TeamView[]>(dir, 'team', 'list');
     assert.equal(listed.find((candidate) => candidate.id === team.id)?.rateLimit, 300);
+  });
+
+  test('team update --low-balance-alert N|none sets the alert the API and the dashboard show', async () => {
+    assert.equal((await adminJson<TeamView & { lowBalanceAlert: number | null }>(dir, 'team', 'update', '--team', team.id, '--low-balance-alert', '40')).lowBalanceAlert, 40);
+    assert.equal((await adminJson<(TeamView & { lowBalanceAlert: number | null })[]>(dir, 'team', 'list')).find((candidate) => candidate.id === team.id)?.lowBalanceAlert, 40);
+    assert.equal((await adminJson<TeamView & { lowBalanceAlert: number | null }>(dir, 'team', 'update', '--team', team.id, '--low-balance-alert', 'none')).lowBalanceAlert, null);
+    for (const bad of ['-1', 'low', '1000000000001']) {
+      const refused = await admin(dir, 'team', 'update', '--team', team.id, '--low-balance-alert', bad);
+      assert.equal(refused.code, 2, bad);
+      assert.match(refused.stderr, /--low-balance-alert must be a whole number from 0 to 1000000000000, or none/);
+    }
   });
 
   test('credits add prints the new balance; ledger and usage show it', async () => {

@@ -119,6 +119,56 @@ describe('the dashboard in Chromium', () => {
     }
   });
 
+  test("spending guards: an owner sets a key's daily credit limit and the low-balance alert, and sees the banner", async () => {
+    const { email, link } = await newUser(20);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
+    const scrape = async (key: string, username: string) => {
+      const response = await fetch(`${base}/v1/snapmsg/profile?username=${username}`, { headers: { 'x-api-key': key } });
+      return { status: response.status, code: response.ok ? null : ((await response.json()) as { error: { code: string } }).error.code };
+    };
+    try {
+      await signIn(page, email, link);
+      assert.equal(await page.getByRole('alert').count(), 0, 'no banner yet');
+
+      await page.getByRole('link', { name: 'Keys', exact: true }).click();
+      await page.getByLabel('Key name').fill('guarded');
+      await page.getByRole('button', { name: 'Create key' }).click();
+      const key = (await page.getByLabel('New key').inputValue()).trim();
+      await page.getByLabel('Daily credit limit of guarded').fill('1');
+      await page.getByRole('row').filter({ hasText: 'guarded' }).getByRole('button', { name: 'Set' }).click();
+      await page.getByText('The daily credit limit of guarded is 1 credit a day.').waitFor();
+      assert.deepEqual(await scrape(key, 'lunavoss'), { status: 200, code: null });
+      assert.deepEqual(await scrape(key, 'theo'), { status: 402, code: 'KEY_CREDIT_LIMIT' });
+      await page.reload();
+      const row = page.getByRole('row').filter({ hasText: 'guarded' });
+      assert.equal((await row.getByRole('cell').nth(5).textContent())?.trim(), '1', "today's spend");
+      assert.equal(await page.getByLabel('Daily credit limit of guarded').inputValue(), '1');
+
+      await page.getByRole('link', { name: 'Overview', exact: true }).click();
+      await page.getByLabel('Warn when the balance falls below (credits)').fill('50');
+      await page.getByRole('button', { name: 'Save alert' }).click();
+      await page.getByText('The low-balance alert is saved.').waitFor();
+      const banner = page.getByRole('alert');
+      assert.match((await banner.textContent()) ?? '', /Low balance: 19 credits left, below the alert at 50/);
+      assert.ok(await banner.isVisible());
+      await page.getByRole('link', { name: 'Usage', exact: true }).click();
+      assert.ok(await page.getByRole('alert').filter({ hasText: 'Low balance' }).isVisible(), 'on every page');
+      if (SHOTS) await page.screenshot({ path: join(SHOTS, 'dashboard-low-balance.png'), fullPage: true });
+
+      await page.getByRole('link', { name: 'Overview', exact: true }).click();
+      await page.getByLabel('Warn when the balance falls below (credits)').fill('');
+      await page.getByRole('button', { name: 'Save alert' }).click();
+      await page.getByText('The low-balance alert is saved.').waitFor();
+      assert.equal(await page.getByRole('alert').count(), 0, 'no alert, no banner');
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('by keyboard alone: sign in, create a key, revoke it, sign out', async () => {
     const { email, link } = await newUser(5);
     const context = await browser.newContext();

@@ -298,6 +298,99 @@ describe('dashboard over HTTP', () => {
     assert.equal((await browser.post('/dashboard/credits', { amount: '5' })).status, 403, 'only an operator adds credits');
   });
 
+  test("Keys: each key's daily credit limit and today's spend; an owner sets and clears the limit, bad input is 422, a member may not", async () => {
+    const team = await h.newTeam(50, 100);
+    const scrape = () => h.get('/v1/snapmsg/profile?username=lunavoss', { 'x-api-key': team.key });
+    assert.equal((await scrape()).statusCode, 200);
+    assert.equal((await scrape()).statusCode, 200);
+    const owner = await signedIn(h, team.team.id, 'owner');
+    const keys = await owner.browser.get('/dashboard/keys');
+    assert.match(keys.body, /<th[^>]*>Daily credit limit<\/th>/);
+    assert.match(keys.body, new RegExp(`id="spent-${team.keyId}">2<`), 'two live scrapes today');
+    assert.match(keys.body, new RegExp(`<form method="post" action="/dashboard/keys/${team.keyId}/limit"`));
+
+    const set = await owner.browser.post(`/dashboard/keys/${team.keyId}/limit`, { limit: '3' });
+    assert.equal(set.status, 303);
+    assert.equal(set.location, `/dashboard/keys?limited=${team.keyId}`);
+    assert.equal((await h.stores.accounts.getKey(team.keyId))?.dailyCreditLimit, 3);
+    const shown = await owner.browser.get(set.location ?? '');
+    assert.match(shown.body, /The daily credit limit of <strong>test<\/strong> is 3 credits a day/);
+    assert.match(shown.body, new RegExp(`id="limit-${team.keyId}"[^>]*value="3"`));
+    // The API enforces what the dashboard set: one more live scrape, then 402 KEY_CREDIT_LIMIT.
+    assert.equal((await h.get('/v1/snapmsg/profile?username=theo', { 'x-api-key': team.key })).statusCode, 200);
+    const limited = await h.get('/v1/snapmsg/profile?username=mara', { 'x-api-key': team.key });
+    assert.equal(limited.statusCode, 402);
+    assert.equal((limited.json() as { error: { code: string } }).error.code, 'KEY_CREDIT_LIMIT');
+
+    for (const bad of ['-1', '2.5', 'lots', '1000000001', '1e3']) {
+      const refused = await owner.browser.post(`/dashboard/keys/${team.keyId}/limit`, { limit: bad }, shown);
+      assert.equal(refused.status, 422, bad);
+      assert.match(refused.body, /The daily credit limit must be a whole number of credits from 0 to 1,000,000,000, or empty for none/);
+    }
+    assert.equal((await owner.browser.post(`/dashboard/keys/${team.keyId}/limit`, {}, shown)).status, 422, 'without the field: not a removal');
+    assert.equal((await h.stores.accounts.getKey(team.keyId))?.dailyCreditLimit, 3, 'unchanged by bad input');
+    const extra = await owner.browser.post(`/dashboard/keys/${team.keyId}/limit`, { limit: '5', dailyCreditLimit: '9' }, shown);
+    assert.equal(extra.status, 422, 'a field the form does not have');
+
+    const cleared = await owner.browser.post(`/dashboard/keys/${team.keyId}/limit`, { limit: '' }, shown);
+    assert.equal(cleared.status, 303);
+    assert.equal((await h.stores.accounts.getKey(team.keyId))?.dailyCreditLimit, null);
+    assert.match((await owner.browser.get(cleared.location ?? '')).body, /The daily credit limit of <strong>test<\/strong> is removed/);
+
+    const member = await signedIn(h, team.team.id, 'member');
+    const seen = await member.browser.get('/dashboard/keys');
+    assert.match(seen.body, new RegExp(`id="spent-${team.keyId}">3<`), 'a member sees the spend');
+    assert.ok(!seen.body.includes(`/dashboard/keys/${team.keyId}/limit`), 'but no form');
+    assert.equal((await member.browser.post(`/dashboard/keys/${team.keyId}/limit`, { limit: '1' }, seen)).status, 403);
+    assert.equal((await h.stores.accounts.getKey(team.keyId))?.dailyCreditLimit, null);
+
+    // Another team's key is out of reach.
+    const stranger = await signedIn(h, h.team.id, 'owner');
+    await stranger.browser.get('/dashboard/keys');
+    assert.equal((await stranger.browser.post(`/dashboard/keys/${team.keyId}/limit`, { limit: '1' })).status, 404);
+    assert.equal((await h.stores.accounts.getKey(team.keyId))?.dailyCreditLimit, null);
+  });
+
+  test('an owner sets and clears the low-balance alert on the Overview; every page shows a banner while the balance is below it, or 0', async () => {
+    const team = await h.newTeam(10, 100);
+    const owner = await signedIn(h, team.team.id, 'owner');
+    const overview = await owner.browser.get('/dashboard');
+    assert.match(overview.body, /id="low-balance-alert">none</);
+    assert.ok(!overview.body.includes('low-balance-banner'), 'no alert, credits left: no banner');
+    for (const bad of ['-5', 'ten', '1000000000001']) {
+      const refused = await owner.browser.post('/dashboard/low-balance-alert', { alert: bad }, overview);
+      assert.equal(refused.status, 422, bad);
+      assert.match(refused.body, /The low-balance alert must be a whole number of credits/);
+    }
+    const set = await owner.browser.post('/dashboard/low-balance-alert', { alert: '25' }, overview);
+    assert.equal(set.status, 303);
+    assert.equal((await h.stores.accounts.getTeam(team.team.id))?.lowBalanceAlert, 25);
+    const after = await owner.browser.get(set.location ?? '');
+    assert.match(after.body, /The low-balance alert is saved/);
+    assert.match(after.body, /id="low-balance-alert">25</);
+    for (const path of ['/dashboard', '/dashboard/keys', '/dashboard/usage', '/dashboard/ledger', '/dashboard/try', '/dashboard/users']) {
+      const page = await owner.browser.get(path);
+      assert.match(page.body, /<div class="banner" role="alert" id="low-balance-banner"><strong>Low balance:<\/strong> 10 credits left, below the alert at 25/, path);
+    }
+    // The API sees the same setting.
+    const account = (await h.get('/v1/account', { 'x-api-key': team.key })).json() as { data: { lowBalanceAlert: number | null } };
+    assert.equal(account.data.lowBalanceAlert, 25);
+
+    const cleared = await owner.browser.post('/dashboard/low-balance-alert', { alert: '' }, after);
+    assert.equal(cleared.status, 303);
+    assert.equal((await h.stores.accounts.getTeam(team.team.id))?.lowBalanceAlert, null);
+    assert.ok(!(await owner.browser.get('/dashboard')).body.includes('low-balance-banner'));
+
+    // At 0 the banner shows with or without an alert.
+    const broke = await h.newTeam(0, 100);
+    const poor = await signedIn(h, broke.team.id, 'member');
+    const page = await poor.browser.get('/dashboard/usage');
+    assert.match(page.body, /id="low-balance-banner"><strong>No credits left.<\/strong>/);
+    const home = await poor.browser.get('/dashboard');
+    assert.ok(!home.body.includes('action="/dashboard/low-balance-alert"'), 'a member has no alert form');
+    assert.equal((await poor.browser.post('/dashboard/low-balance-alert', { alert: '5' }, home)).status, 403);
+  });
+
   test('an operator sees any team and adds credits to it', async () => {
     const other = await h.newTeam(10, 100);
     const { browser } = await signedIn(h, h.team.id, 'operator');

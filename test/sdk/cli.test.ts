@@ -101,6 +101,23 @@ describe('pagescrape, the command line', () => {
     assert.equal(ran.stderr, '');
   });
 
+  test('get --idempotency-key: the same command again is answered from the first, charged once; not with --all', async () => {
+    const credits = async () => (await service.stores.accounts.getTeam(service.team.id))?.credits;
+    const before = await credits();
+    const key = `cli-${Date.now()}`;
+    const first = await cli(['get', '/v1/snapmsg/profile', '--username', 'lunavoss', '--idempotency-key', key]);
+    const second = await cli(['get', '/v1/snapmsg/profile', '--username', 'lunavoss', '--idempotency-key', key]);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(second.stdout, first.stdout, 'the replay, byte for byte');
+    assert.equal(await credits(), (before ?? 0) - 1);
+    const other = await cli(['get', '/v1/snapmsg/profile', '--username', 'theo', '--idempotency-key', key]);
+    assert.equal(other.code, 2);
+    assert.match(other.stderr, /IDEMPOTENCY_KEY_REUSED \(HTTP 422\)/);
+    const listed = await cli([...catalogued('/v1/shopfront/shop', /480 posts/), '--all', '--idempotency-key', key]);
+    assert.equal(listed.code, 2);
+    assert.match(listed.stderr, /--idempotency-key is the key of one request/);
+  });
+
   for (const [path, pattern, total, id] of [
     ['/v1/shopfront/shop', /480 posts/, 480, 'id'],
     ['/v1/snapmsg/spotlight/comments', /^large: 460 comments/, 460, 'id'],

@@ -33,12 +33,33 @@ const ok = (data: unknown = { fine: true }): Handler => json(200, { data, meta: 
 
 describe('SDK client against a scripted server', () => {
   const server = createServer((request, response) => {
-    seen.push({ url: request.url ?? '', key: request.headers['x-api-key'], at: Date.now() });
-    const handler = script.shift() ?? failure(500, 'INTERNAL_ERROR');
-    handler(request, response);
+    const at = Date.now();
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      seen.push({
+        url: request.url ?? '',
+        key: request.headers['x-api-key'],
+        at,
+        method: request.method ?? '',
+        idempotencyKey: request.headers['idempotency-key'],
+        contentType: request.headers['content-type'],
+        body: Buffer.concat(chunks).toString(),
+      });
+      const handler = script.shift() ?? failure(500, 'INTERNAL_ERROR');
+      handler(request, response);
+    });
   });
   let script: Handler[] = [];
-  let seen: { url: string; key: string | string[] | undefined; at: number }[] = [];
+  let seen: {
+    url: string;
+    key: string | string[] | undefined;
+    at: number;
+    method: string;
+    idempotencyKey: string | string[] | undefined;
+    contentType: string | string[] | undefined;
+    body: string;
+  }[] = [];
   let base = '';
   const client = (options: ConstructorParameters<typeof PageScrape>[0] = {}) => new PageScrape({ baseUrl: base, apiKey: 'psk_live_x', ...options });
 
@@ -143,13 +164,14 @@ describe('SDK client against a scripted server', () => {
     assert.equal(error.status, 200);
   });
 
-  test('an attempt longer than timeoutMs is a TimeoutError', async () => {
-    script = [() => undefined];
+  test('an attempt longer than timeoutMs is a TimeoutError, once the retries are spent', async () => {
+    script = [() => undefined, () => undefined];
     const started = Date.now();
-    const error = await client({ timeoutMs: 200 }).account().catch((caught: unknown) => caught);
+    const error = await client({ timeoutMs: 200, maxRetries: 1 }).account().catch((caught: unknown) => caught);
     assert.ok(error instanceof TimeoutError);
     assert.equal(error.code, 'TIMEOUT');
-    assert.ok(Date.now() - started < 2_000);
+    assert.equal(seen.length, 2);
+    assert.ok(Date.now() - started < 3_000);
   });
 
   test('an AbortSignal stops a call and the wait before a retry', async () => {
@@ -195,13 +217,130 @@ describe('SDK client against a scripted server', () => {
     }
   });
 
-  test('a connection that breaks after the request was sent is not retried: the scrape may have been charged', async () => {
-    script = [(_request, response) => response.socket?.destroy(), ok()];
-    const error = await client().account().catch((caught: unknown) => caught);
+  test('a connection that breaks after the request was sent is retried with the same Idempotency-Key', async () => {
+    script = [(_request, response) => response.socket?.destroy(), ok({ profile: { username: 'lunavoss' } })];
+    const retries: { code: string; mayHaveReached: boolean | undefined }[] = [];
+    const answer = await client().snapmsgProfile(
+      { username: 'lunavoss' },
+      { onRetry: ({ error }) => retries.push({ code: error.code, mayHaveReached: error instanceof ConnectionError ? error.mayHaveReached : undefined }) },
+    );
+    assert.deepEqual(answer.data, { profile: { username: 'lunavoss' } });
+    assert.equal(seen.length, 2, 'sent twice');
+    assert.deepEqual(retries, [{ code: 'CONNECTION_ERROR', mayHaveReached: true }]);
+    const [first, second] = seen.map((request) => request.idempotencyKey);
+    assert.match(String(first), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a random UUID');
+    assert.equal(second, first, 'the retry carried the same key');
+
+    // Every failure of the cut kind, to the end of the retries: the ConnectionError, still telling it may have reached.
+    seen = [];
+    script = Array.from({ length: 3 }, (): Handler => (_request, response) => response.socket?.destroy());
+    const error = await client({ maxRetries: 2 }).snapmsgProfile({ username: 'lunavoss' }).catch((caught: unknown) => caught);
     assert.ok(error instanceof ConnectionError);
     assert.equal(error.mayHaveReached, true);
-    assert.equal(seen.length, 1, 'sent once');
-    assert.deepEqual((await client().account()).data, { fine: true }, 'the next call is answered');
+    assert.equal(seen.length, 3);
+    assert.equal(new Set(seen.map((request) => request.idempotencyKey)).size, 1);
+  });
+
+  test('each scraping call has a fresh key; a caller\'s own key is sent as given; free calls carry none', async () => {
+    script = [ok(), ok(), ok(), ok()];
+    await client().snapmsgProfile({ username: 'a' });
+    await client().snapmsgProfile({ username: 'a' });
+    await client().snapmsgProfile({ username: 'a' }, { idempotencyKey: 'order-1234/profile' });
+    await client().account();
+    const keys = seen.map((request) => request.idempotencyKey);
+    assert.equal(typeof keys[0], 'string');
+    assert.notEqual(keys[0], keys[1]);
+    assert.equal(keys[2], 'order-1234/profile');
+    assert.equal(keys[3], undefined, 'GET /v1/account is free and safe to repeat: no key');
+
+    // A caller's key is kept across the call's retries too.
+    seen = [];
+    script = [failure(502, 'UPSTREAM_BLOCKED', { 'retry-after': '0' }), ok()];
+    await client().snapmsgProfile({ username: 'a' }, { idempotencyKey: 'mine' });
+    assert.deepEqual(seen.map((request) => request.idempotencyKey), ['mine', 'mine']);
+  });
+
+  test('409 IDEMPOTENCY_IN_PROGRESS is retried after its Retry-After, with the same key; 422 IDEMPOTENCY_KEY_REUSED is not', async () => {
+    script = [failure(409, 'IDEMPOTENCY_IN_PROGRESS', { 'retry-after': '0.3' }), ok({ replayed: true })];
+    const answer = await client().snapmsgProfile({ username: 'a' }, { idempotencyKey: 'k-409' });
+    assert.deepEqual(answer.data, { replayed: true });
+    assert.deepEqual(seen.map((request) => request.idempotencyKey), ['k-409', 'k-409']);
+    const waited = (seen[1]?.at ?? 0) - (seen[0]?.at ?? 0);
+    assert.ok(waited >= 300 && waited < 5_000, `waited ${waited} ms for Retry-After: 0.3`);
+
+    seen = [];
+    script = [failure(422, 'IDEMPOTENCY_KEY_REUSED'), ok()];
+    await assert.rejects(client().snapmsgProfile({ username: 'b' }, { idempotencyKey: 'k-409' }), (error: unknown) => error instanceof PageScrapeError && error.code === 'IDEMPOTENCY_KEY_REUSED');
+    assert.equal(seen.length, 1);
+
+    // A 409 of another kind (CONFLICT) is the resource's state, not worth the same request again.
+    seen = [];
+    script = [failure(409, 'CONFLICT'), ok()];
+    await assert.rejects(client().snapmsgProfile({ username: 'b' }), (error: unknown) => error instanceof PageScrapeError && error.status === 409);
+    assert.equal(seen.length, 1);
+  });
+
+  test('waiting out 409 IDEMPOTENCY_IN_PROGRESS uses up no retry, for at most timeoutMs', async () => {
+    // A cut connection (a counted retry), then the first attempt still running for three answers: answered with maxRetries 1.
+    const inProgress = failure(409, 'IDEMPOTENCY_IN_PROGRESS', { 'retry-after': '0' });
+    script = [(_request, response) => response.socket?.destroy(), inProgress, inProgress, inProgress, ok({ kept: true })];
+    const events: [string, number][] = [];
+    const answer = await client({ maxRetries: 1 }).snapmsgProfile({ username: 'a' }, { onRetry: ({ error, retry }) => events.push([error.code, retry]) });
+    assert.deepEqual(answer.data, { kept: true });
+    assert.deepEqual(events, [['CONNECTION_ERROR', 1], ['IDEMPOTENCY_IN_PROGRESS', 1], ['IDEMPOTENCY_IN_PROGRESS', 1], ['IDEMPOTENCY_IN_PROGRESS', 1]]);
+    assert.equal(new Set(seen.map((request) => request.idempotencyKey)).size, 1);
+
+    // A service that says "in progress" for ever: the call ends after timeoutMs of it, with the 409.
+    seen = [];
+    script = Array.from({ length: 200 }, () => failure(409, 'IDEMPOTENCY_IN_PROGRESS', { 'retry-after': '0.1' }));
+    const started = Date.now();
+    const error = await client({ maxRetries: 1, timeoutMs: 500 }).snapmsgProfile({ username: 'a' }).catch((caught: unknown) => caught);
+    assert.ok(error instanceof PageScrapeError && error.code === 'IDEMPOTENCY_IN_PROGRESS');
+    assert.ok(Date.now() - started < 3_000, `gave up after ${Date.now() - started} ms`);
+    assert.ok(seen.length >= 3 && seen.length <= 10, `${seen.length} attempts`);
+
+    // maxRetries 0: not even that.
+    seen = [];
+    script = [inProgress, ok()];
+    await assert.rejects(client({ maxRetries: 0 }).snapmsgProfile({ username: 'a' }), (caught: unknown) => caught instanceof PageScrapeError && caught.status === 409);
+    assert.equal(seen.length, 1);
+  });
+
+  test('a 408 and an attempt past timeoutMs are retried, with the same key', async () => {
+    script = [failure(408, 'REQUEST_TIMEOUT', { 'retry-after': '0' }), () => undefined, ok({ late: true })];
+    const codes: string[] = [];
+    const answer = await client({ timeoutMs: 300 }).snapmsgProfile({ username: 'a' }, { onRetry: ({ error }) => codes.push(error.code) });
+    assert.deepEqual(answer.data, { late: true });
+    assert.deepEqual(codes, ['REQUEST_TIMEOUT', 'TIMEOUT']);
+    assert.equal(new Set(seen.map((request) => request.idempotencyKey)).size, 1);
+    assert.equal(seen.length, 3);
+  });
+
+  test('paginate() gives each page a key of its own, even when the call was given one', async () => {
+    const page = (posts: string[], pageToken: string) => ok({ posts: posts.map((id) => ({ id })), paging: { pageToken, hasMore: pageToken !== '' } });
+    script = [page(['a'], 't1'), page(['b'], '')];
+    const listing = client().paginate('/v1/shopfront/shop', { url: 'https://www.shopfront.example/shop/x' }, { idempotencyKey: 'ignored' });
+    assert.deepEqual((await listing.toArray()).map((post) => post.id), ['a', 'b']);
+    const keys = seen.map((request) => request.idempotencyKey);
+    assert.equal(keys.length, 2);
+    assert.ok(keys.every((key) => typeof key === 'string' && key !== 'ignored'));
+    assert.notEqual(keys[0], keys[1]);
+  });
+
+  test('the account\'s settings: PATCH with a JSON body, the key id in the path', async () => {
+    script = [ok({ balance: 5, lowBalanceAlert: 100 }), failure(503, 'SERVICE_UNAVAILABLE', { 'retry-after': '0' }), ok({ id: 'key/1', dailyCreditLimit: null })];
+    const account = await client().accountUpdate({ lowBalanceAlert: 100 });
+    assert.equal(account.data.lowBalanceAlert, 100);
+    const key = await client().accountKeysUpdate('key/1', { dailyCreditLimit: null });
+    assert.equal(key.data.dailyCreditLimit, null);
+    assert.deepEqual(
+      seen.map(({ method, url, contentType, body }) => [method, url, contentType, body]),
+      [
+        ['PATCH', '/v1/account', 'application/json', '{"lowBalanceAlert":100}'],
+        ['PATCH', '/v1/account/keys/key%2F1', 'application/json', '{"dailyCreditLimit":null}'],
+        ['PATCH', '/v1/account/keys/key%2F1', 'application/json', '{"dailyCreditLimit":null}'],
+      ],
+    );
   });
 
   test('the key and the base URL from the environment; a missing key is refused at once', () => {

@@ -48,7 +48,7 @@ const IdempotencyHeader = Type.Object({
       maxLength: 255,
       pattern: '^[\\x21-\\x7e]+$',
       description:
-        'Makes the request safe to send again: its 2xx answer is kept for 24 hours and replayed byte for byte (with `Idempotent-Replayed: true`, charged nothing) to the same request sent again with the same key by the team; an answer other than 2xx is not kept, so the same key may be sent again. 1 to 255 visible ASCII characters; use a fresh one (a UUID) per request.',
+        'Makes the request safe to send again: its 2xx answer is kept for 24 hours and replayed byte for byte (with `Idempotent-Replayed: true`, charged nothing) to the same request sent again with the same key by the team; an answer other than 2xx is not kept, so the same key may be sent again. While the first request with the key runs, the same request gets 409 `IDEMPOTENCY_IN_PROGRESS`; another request with the key, 422 `IDEMPOTENCY_KEY_REUSED`. Scoped to the team and the mode of the API key (live or test). 1 to 255 visible ASCII characters; use a fresh one (a UUID) per request. The SDK sends one with every scraping call and reuses it on its retries.',
       examples: ['5f0c6a3e-8d1b-4f7a-9c2e-1b3d5e7f9a0c'],
     }),
   ),
@@ -179,7 +179,11 @@ export function routeSchema(endpoint: EndpointDeclaration): Record<string, unkno
       'idempotent-replayed': { type: 'string', enum: ['true'], description: 'Present on the answer kept for an `Idempotency-Key`, replayed byte for byte (its `meta.requestId` is the first request\'s); nothing was charged.' },
     }),
     401: unauthorized(),
-    402: errorResponse('The balance is lower than the 1 credit a live scrape costs.', 'INSUFFICIENT_CREDITS', 'A live scrape costs 1 credit; the balance is 0.'),
+    402: errorResponse(
+      "`INSUFFICIENT_CREDITS`: the balance is lower than the 1 credit a live scrape costs. `KEY_CREDIT_LIMIT`: this key's daily credit limit (`dailyCreditLimit`) is spent; the message says when it resets (midnight UTC), and cached results (`cache_max_age`) are still served. Neither is charged.",
+      'INSUFFICIENT_CREDITS',
+      'A live scrape costs 1 credit; the balance is 0.',
+    ),
     403: forbidden(),
     404: errorResponse('The content does not exist, was deleted, is private, or has no public content.', 'NOT_FOUND', 'The content does not exist, was deleted, is private, or has no public content.'),
     405: errorResponse('A method other than GET.', 'METHOD_NOT_ALLOWED', 'Method POST is not allowed here; use GET.'),
