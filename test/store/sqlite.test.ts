@@ -16,6 +16,7 @@ import type { SqliteStoreOptions } from '../../src/store/sqlite/index.ts';
 import { StoreUnavailableError } from '../../src/store/types.ts';
 import type { Stores } from '../../src/store/types.ts';
 import { storeBehaviour } from './behaviour.ts';
+import { webhookStoreBehaviour } from './webhooks-behaviour.ts';
 import { cachedEntry } from '../support/cached-entry.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'store-sqlite-'));
@@ -25,6 +26,7 @@ const freshPath = (): string => join(dir, `db-${++seq}.sqlite`);
 
 storeBehaviour('sqlite file', async (config) => openSqliteStores({ path: freshPath(), ...config }));
 storeBehaviour('sqlite :memory:', async (config) => openSqliteStores({ path: ':memory:', ...config }));
+webhookStoreBehaviour('sqlite file', async () => openSqliteStores({ path: freshPath() }));
 
 const SQLITE_MODULE = new URL('../../src/store/sqlite/index.ts', import.meta.url).href;
 
