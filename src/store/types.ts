@@ -540,6 +540,8 @@ export interface WebhookStore {
    * (nothing recorded) when the delivery is no longer `owner`'s.
    */
   settle(id: string, owner: string, attempt: WebhookAttempt, outcome: AttemptOutcome, now: number, disableAfterMs: number): Promise<{ recorded: boolean; disabled: boolean }>;
+  /** Frees a delivery `owner` holds without recording an attempt (an attempt cut short by a shutdown): due again at once. */
+  release(id: string, owner: string): Promise<void>;
   /**
    * An endpoint's deliveries, newest first, `limit` at most, older than the one at `before` (a
    * position from `next`); each with its last `MAX_LISTED_ATTEMPTS` attempts, newest first.

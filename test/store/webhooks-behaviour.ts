@@ -102,8 +102,17 @@ export function webhookStoreBehaviour(name: string, open: OpenStores): void {
       assert.ok(claimed);
       assert.ok(hooks.some((hook) => hook?.id === claimed.endpoint.id && hook.secret === claimed.endpoint.secret), 'with its endpoint and secret');
       assert.equal((await s.webhooks.claim('late', now + 1_000, now + 31_000, 100, 10)).length, 0, 'locked');
+      // Released by its holder (a shutdown): due again at once; by another: still held.
+      const held = claims.flat().find((d) => d.id === claimed.id);
+      assert.ok(held);
+      const holder = `node-${claims.findIndex((list) => list.some((d) => d.id === claimed.id))}`;
+      await s.webhooks.release(claimed.id, 'someone-else');
+      assert.equal((await s.webhooks.claim('late', now + 1_000, now + 31_000, 100, 10)).length, 0);
+      await s.webhooks.release(claimed.id, holder);
+      const [freed] = await s.webhooks.claim('late', now + 1_000, now + 31_000, 100, 10);
+      assert.equal(freed?.id, claimed.id);
       // Every claimer died: the locks pass and the deliveries are due again.
-      const again = await s.webhooks.claim('survivor', now + 30_001, now + 60_000, 100, 10);
+      const again = await s.webhooks.claim('survivor', now + 31_001, now + 60_000, 100, 10);
       assert.equal(again.length, 12);
       assert.equal(await s.webhooks.queueDepth(), 12);
     });

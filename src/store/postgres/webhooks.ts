@@ -45,6 +45,7 @@ const SQL = {
   endpointsById: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ANY($1)`,
   settle: `UPDATE webhook_deliveries SET state = $1, next_attempt_at = $2, attempts = attempts + 1, lock_owner = NULL, lock_until = NULL
            WHERE id = $3 AND lock_owner = $4 RETURNING seq, endpoint_id`,
+  release: 'UPDATE webhook_deliveries SET lock_owner = NULL, lock_until = NULL WHERE id = $1 AND lock_owner = $2',
   attempt: 'INSERT INTO webhook_attempts (delivery_seq, at, status, duration_ms, response, error) VALUES ($1, $2, $3, $4, $5, $6)',
   delivered: 'UPDATE webhook_endpoints SET failing_since = NULL, enabled = true, disabled_reason = NULL, disabled_at = NULL WHERE id = $1',
   failing: 'UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, $1) WHERE id = $2 RETURNING enabled, failing_since',
@@ -146,6 +147,10 @@ export function webhookStore(db: Db): WebhookStore {
         }
         return { recorded: true, disabled: false };
       });
+    },
+
+    async release(id, owner) {
+      await query(SQL.release, [id, owner]);
     },
 
     async listDeliveries(teamId, endpointId, limit, before) {

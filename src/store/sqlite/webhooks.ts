@@ -38,6 +38,7 @@ const SQL = {
           RETURNING ${DELIVERY_COLUMNS}`,
   settle: `UPDATE webhook_deliveries SET state = ?, next_attempt_at = ?, attempts = attempts + 1, lock_owner = NULL, lock_until = NULL
            WHERE id = ? AND lock_owner = ? RETURNING seq, endpoint_id`,
+  release: 'UPDATE webhook_deliveries SET lock_owner = NULL, lock_until = NULL WHERE id = ? AND lock_owner = ?',
   attempt: 'INSERT INTO webhook_attempts (delivery_seq, at, status, duration_ms, response, error) VALUES (?, ?, ?, ?, ?, ?)',
   delivered: 'UPDATE webhook_endpoints SET failing_since = NULL, enabled = 1, disabled_reason = NULL, disabled_at = NULL WHERE id = ?',
   failing: 'UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ? RETURNING enabled, failing_since',
@@ -141,6 +142,10 @@ export function webhookStore(c: Connection): WebhookStore {
         }
         return { recorded: true, disabled: false };
       });
+    },
+
+    async release(id, owner) {
+      c.tx(() => st.release.run(id, owner));
     },
 
     async listDeliveries(teamId, endpointId, limit, before) {
