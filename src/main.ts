@@ -54,6 +54,15 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
     connections: config.connections,
     trustProxy: config.trustProxy,
     requestRecordsDays: config.requestRecordsDays,
+    webhooks: {
+      guard: { allowPrivate: config.webhooks.allowPrivate, allowHttp: config.webhooks.allowHttp },
+      delivery: {
+        retryScheduleMs: config.webhooks.retryScheduleMs,
+        disableAfterMs: config.webhooks.disableAfterMs,
+        timeoutMs: config.webhooks.timeoutMs,
+        pollMs: config.webhooks.pollMs,
+      },
+    },
   });
   app.metrics.watchProxies(() => Object.fromEntries(Object.keys(PLATFORM_ORIGINS).map((platform) => [platform, client.proxyStates(platform)])));
   const release = async () => {

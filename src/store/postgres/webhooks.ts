@@ -30,6 +30,7 @@ const SQL = {
   insertDelivery: `INSERT INTO webhook_deliveries (id, endpoint_id, team_id, event_id, event_type, payload, state, attempts, next_attempt_at)
                    VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7) ON CONFLICT (event_id, endpoint_id) DO NOTHING`,
   fanned: 'UPDATE events SET fanned = true WHERE seq = ANY($1)',
+  anyUnfanned: 'SELECT 1 FROM events WHERE NOT fanned LIMIT 1',
   claim: `UPDATE webhook_deliveries SET lock_owner = $1, lock_until = $2
           WHERE seq IN (
             SELECT d.seq FROM (
@@ -93,6 +94,8 @@ export function webhookStore(db: Db): WebhookStore {
     },
 
     async fanOut(limit, now) {
+      // A read first: most rounds find nothing, and open no transaction for it.
+      if ((await query(SQL.anyUnfanned)).rows.length === 0) return 0;
       return db.transaction(async (client) => {
         const events = (await client.query(SQL.unfanned, [limit])).rows.map((row: Row) => ({ seq: row.seq as string, event: toEvent(row) }));
         if (events.length === 0) return 0;

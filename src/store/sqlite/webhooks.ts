@@ -23,6 +23,8 @@ const SQL = {
   insertDelivery: `INSERT INTO webhook_deliveries (id, endpoint_id, team_id, event_id, event_type, payload, state, attempts, next_attempt_at, created_at)
                    VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?) ON CONFLICT (event_id, endpoint_id) DO NOTHING`,
   fanned: 'UPDATE events SET fanned = 1 WHERE seq = ?',
+  anyUnfanned: 'SELECT 1 FROM events WHERE fanned = 0 LIMIT 1',
+  anyDue: "SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ? LIMIT 1",
   // Due, unlocked, and within the endpoint's share of attempts at once (those locked by anyone count).
   claim: `UPDATE webhook_deliveries SET lock_owner = ?1, lock_until = ?2
           WHERE seq IN (
@@ -86,6 +88,8 @@ export function webhookStore(c: Connection): WebhookStore {
     },
 
     async fanOut(limit, now) {
+      // A read first: most rounds find nothing, and take no write lock for it.
+      if (!c.run(() => st.anyUnfanned.get())) return 0;
       return c.tx(() => {
         const events = st.unfanned.all(limit).map((row) => ({ seq: row.seq as number, event: toEvent(row) }));
         const endpointsOf = new Map<string, WebhookEndpoint[]>();
@@ -107,6 +111,7 @@ export function webhookStore(c: Connection): WebhookStore {
     },
 
     async claim(owner, now, lockedUntil, limit, perEndpoint) {
+      if (!c.run(() => st.anyDue.get(Math.trunc(now)))) return [];
       return c.tx(() => {
         const rows = st.claim.all(owner, Math.trunc(lockedUntil), Math.trunc(now), limit, perEndpoint);
         const endpoints = new Map<string, WebhookEndpoint>();
