@@ -79,6 +79,12 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
     await release();
     throw listenFailure(error, { host: config.host, port: config.port, hostVariable: 'HOST', portVariable: 'PORT' });
   }
+  if (config.webhooks.allowPrivate || config.webhooks.allowHttp) {
+    app.log.warn(
+      { WEBHOOK_ALLOW_PRIVATE: config.webhooks.allowPrivate, WEBHOOK_ALLOW_HTTP: config.webhooks.allowHttp },
+      'webhooks may be sent to loopback and private addresses or over plain http: for development only',
+    );
+  }
   let metrics: { address: string; close: () => Promise<void> } | null = null;
   if (config.metricsPort !== undefined) {
     try {

@@ -46,7 +46,7 @@ interface DeliveryView {
   attempts: Attempt[];
 }
 
-function call(h: Harness, method: 'GET' | 'POST' | 'DELETE', url: string, key: string, body?: unknown) {
+function call(h: Harness, method: 'GET' | 'POST' | 'DELETE' | 'PUT', url: string, key: string, body?: unknown) {
   return h.app.inject({
     method,
     url,
