@@ -4,6 +4,7 @@
 import { ConnectionError, PageScrapeError, TimeoutError, UnexpectedResponseError, type ErrorDetail } from './errors.ts';
 import { ENDPOINTS, ERRORS, EndpointMethods, type Endpoints } from './generated.ts';
 import type { ApiResponse, ClientOptions, PaginateOptions, RequestOptions } from './types.ts';
+import { Webhooks } from './webhooks.ts';
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
 const DEFAULTS = { timeoutMs: 60_000, maxRetries: 3, maxRetryDelayMs: 60_000 };
@@ -35,6 +36,8 @@ export class PageScrape extends EndpointMethods {
   readonly #apiKey: string;
   readonly #fetch: typeof fetch;
   readonly #defaults: typeof DEFAULTS;
+  /** The team's webhook endpoints (`/v1/webhooks`). */
+  readonly webhooks = new Webhooks((method, path, body, options) => this.#send(method, path, body, options));
 
   constructor(options: ClientOptions = {}) {
     super();
@@ -136,8 +139,33 @@ export class PageScrape extends EndpointMethods {
     return `${this.baseUrl}${path}${encoded ? `?${encoded}` : ''}`;
   }
 
+  /**
+   * A request other than a scrape's GET (the webhook endpoints): retried only when nothing was
+   * done, a 429 answer or a connection refused before the request was sent.
+   */
+  async #send<D>(method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, options: RequestOptions): Promise<ApiResponse<D>> {
+    const maxRetries = options.maxRetries ?? this.#defaults.maxRetries;
+    const init = { method, body: body === undefined ? undefined : JSON.stringify(body) };
+    for (let attempt = 0; ; attempt++) {
+      options.signal?.throwIfAborted();
+      let error: PageScrapeError;
+      try {
+        return (await this.#attempt(`${this.baseUrl}${path}`, options, init)) as ApiResponse<D>;
+      } catch (caught) {
+        if (!(caught instanceof PageScrapeError)) throw caught;
+        error = caught;
+      }
+      const retryable = error instanceof ConnectionError ? !error.mayHaveReached : error.status === 429 || (method === 'GET' && RETRYABLE_STATUSES.has(error.status));
+      if (!retryable || attempt >= maxRetries) throw error;
+      const delay = this.#delay(error, attempt);
+      if (delay === null) throw error;
+      options.onRetry?.({ error, retry: attempt + 1, maxRetries, delayMs: delay });
+      await sleep(delay, options.signal);
+    }
+  }
+
   /** One request: answers the envelope, or throws a `PageScrapeError` (or the signal's reason). */
-  async #attempt(url: string, options: RequestOptions): Promise<ApiResponse<unknown>> {
+  async #attempt(url: string, options: RequestOptions, request: { method: string; body: string | undefined } = { method: 'GET', body: undefined }): Promise<ApiResponse<unknown>> {
     const timeoutMs = options.timeoutMs ?? this.#defaults.timeoutMs;
     const controller = new AbortController();
     const timeout = new TimeoutError(`No complete answer within ${timeoutMs} ms.`, { code: 'TIMEOUT', status: 0 });
@@ -147,7 +175,12 @@ export class PageScrape extends EndpointMethods {
     let response: Response;
     let text: string;
     try {
-      response = await this.#fetch(url, { headers: { 'x-api-key': this.#apiKey, accept: 'application/json' }, signal: controller.signal });
+      response = await this.#fetch(url, {
+        method: request.method,
+        headers: { 'x-api-key': this.#apiKey, accept: 'application/json', ...(request.body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(request.body === undefined ? {} : { body: request.body }),
+        signal: controller.signal,
+      });
       text = await response.text();
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
