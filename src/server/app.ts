@@ -199,6 +199,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     publicBaseUrl: options.publicBaseUrl,
     baseUrl: () => options.publicBaseUrl ?? listeningUrl(app) ?? 'http://127.0.0.1',
     callAs: (keyId, url) => getInProcess(app, url, door.asKey(keyId)),
+    webhooks: { guard, resolver, nudge: () => dispatcher?.nudge() },
   });
   return app;
 }
