@@ -551,6 +551,8 @@ export interface WebhookStore {
   redeliver(teamId: string, id: string, now: number): Promise<WebhookDelivery | null>;
   /** Pending deliveries, and events not yet fanned out. */
   queueDepth(): Promise<number>;
+  /** Deletes the delivered and failed deliveries made before `before` (epoch ms), with their attempts; returns how many. */
+  prune(before: number): Promise<number>;
 }
 
 /** Attempts listed per delivery. */

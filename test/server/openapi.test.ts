@@ -137,6 +137,29 @@ describe('GET /openapi.json', () => {
     }
   });
 
+  test('each webhook endpoint: its method, path parameters, body or query, and its answers', () => {
+    for (const action of webhookActions) {
+      const operation = paths[action.path]?.[action.method.toLowerCase()] as Json;
+      assert.ok(operation, `${action.method} ${action.path}`);
+      assert.deepEqual(operation.tags, [WEBHOOKS_TAG.name]);
+      const params = Object.keys(action.params.properties);
+      assert.deepEqual(
+        ((operation.parameters ?? []) as Json[]).filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name),
+        params,
+      );
+      const statuses = Object.keys(operation.responses as Json);
+      for (const status of [String(action.status), '401', '405', '429', '500', '503']) assert.ok(statuses.includes(status), `${action.id} ${status}`);
+      if (params.length > 0) assert.ok(statuses.includes('404'), action.id);
+      if (action.changes) assert.ok(statuses.includes('403'), action.id);
+      if (action.body) {
+        const body = ((operation.requestBody as Json).content as Record<string, Json>)['application/json'] as Json;
+        assert.equal((body.schema as Json).additionalProperties, false);
+        assert.deepEqual(body.example, action.example.body);
+        assert.ok(statuses.includes('422') && statuses.includes('409'), action.id);
+      } else assert.equal(operation.requestBody, undefined, action.id);
+    }
+  });
+
   test('has a license, one tag per platform, described by its endpoint declarations, and the account and status tags', () => {
     const license = (doc.info as Json).license as Json;
     assert.equal(typeof license.name, 'string');

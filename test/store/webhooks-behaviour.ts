@@ -200,6 +200,23 @@ export function webhookStoreBehaviour(name: string, open: OpenStores): void {
       assert.deepEqual([enabled?.enabled, enabled?.disabledReason, enabled?.failingSince], [true, null, null]);
     });
 
+    it('prunes delivered and failed deliveries made before a time, with their attempts; never pending ones', async (s) => {
+      const team = await newTeam(s);
+      const hook = await endpoint(s, team.id);
+      assert.ok(hook);
+      for (let i = 0; i < 3; i++) await s.events.record(team.id, 'credits.low', { i });
+      const now = Date.now();
+      await s.webhooks.fanOut(100, now);
+      const claimed = await s.webhooks.claim('a', now, now + 10_000, 2, 5);
+      assert.equal(claimed.length, 2);
+      await s.webhooks.settle((claimed[0] as { id: string }).id, 'a', attempt(200), { state: 'delivered', nextAttemptAt: null }, now, 1e12);
+      await s.webhooks.settle((claimed[1] as { id: string }).id, 'a', attempt(500), { state: 'failed', nextAttemptAt: null }, now, 1e12);
+      assert.equal(await s.webhooks.prune(now - 60_000), 0, 'none made before then');
+      assert.equal(await s.webhooks.prune(Date.now() + 1_000), 2);
+      const left = (await s.webhooks.listDeliveries(team.id, hook.id, 10)).deliveries;
+      assert.deepEqual(left.map((d) => d.state), ['pending']);
+    });
+
     it('lists deliveries newest first in pages, and deletes them with their endpoint', async (s) => {
       const team = await newTeam(s);
       const hook = await endpoint(s, team.id);

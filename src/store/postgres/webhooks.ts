@@ -16,6 +16,9 @@ import type { Db } from './pool.ts';
 
 type Row = Record<string, unknown>;
 
+/** Rows deleted per statement while pruning. */
+const PRUNE_BATCH = 1_000;
+
 const SQL = {
   lockTeam: "SELECT pg_advisory_xact_lock(hashtext('webhooks:' || $1))",
   count: 'SELECT count(*)::int AS n FROM webhook_endpoints WHERE team_id = $1',
@@ -57,6 +60,8 @@ const SQL = {
                SELECT *, row_number() OVER (PARTITION BY delivery_seq ORDER BY id DESC) AS rn FROM webhook_attempts WHERE delivery_seq = ANY($1)
              ) a WHERE rn <= $2 ORDER BY delivery_seq, id DESC`,
   redeliver: `UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = $1 WHERE id = $2 AND team_id = $3 RETURNING ${DELIVERY_COLUMNS}`,
+  // Their attempts go with them (ON DELETE CASCADE).
+  prune: "DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE state <> 'pending' AND created_at < $1 LIMIT $2)",
   depth: "SELECT (SELECT count(*) FROM webhook_deliveries WHERE state = 'pending') + (SELECT count(*) FROM events WHERE NOT fanned) AS n",
 };
 
@@ -174,6 +179,15 @@ export function webhookStore(db: Db): WebhookStore {
 
     async queueDepth() {
       return Number((await query(SQL.depth)).rows[0]?.n ?? 0);
+    },
+
+    async prune(before) {
+      let total = 0;
+      for (;;) {
+        const deleted = (await query(SQL.prune, [new Date(before), PRUNE_BATCH])).rowCount ?? 0;
+        total += deleted;
+        if (deleted < PRUNE_BATCH) return total;
+      }
     },
   };
 }

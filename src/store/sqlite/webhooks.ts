@@ -6,6 +6,8 @@ import { isoNow, newId } from '../rules.ts';
 import type { ClaimedDelivery, WebhookEndpoint, WebhookStore } from '../types.ts';
 import { MAX_LISTED_ATTEMPTS } from '../types.ts';
 import { DELIVERY_COLUMNS, DISABLED_REASON, ENDPOINT_COLUMNS, payloadOf, targetsOf, toAttempt, toDelivery, toEndpoint } from '../webhook-rows.ts';
+import { setImmediate as yieldToEvents } from 'node:timers/promises';
+import { PRUNE_BATCH } from './maintenance.ts';
 import { prepare, type Connection, type Row } from './connection.ts';
 
 const SQL = {
@@ -49,6 +51,9 @@ const SQL = {
   deliveries: `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = ? AND team_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
   attempts: 'SELECT at, status, duration_ms, response, error FROM webhook_attempts WHERE delivery_seq = ? ORDER BY id DESC LIMIT ?',
   redeliver: `UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ? WHERE id = ? AND team_id = ? RETURNING ${DELIVERY_COLUMNS}`,
+  old: "SELECT seq FROM webhook_deliveries WHERE state <> 'pending' AND created_at < ? LIMIT ?",
+  attemptsOf: 'DELETE FROM webhook_attempts WHERE delivery_seq = ?',
+  deliveryAt: 'DELETE FROM webhook_deliveries WHERE seq = ?',
   depth: "SELECT (SELECT count(*) FROM webhook_deliveries WHERE state = 'pending') + (SELECT count(*) FROM events WHERE fanned = 0) AS n",
 };
 
@@ -169,6 +174,25 @@ export function webhookStore(c: Connection): WebhookStore {
 
     async queueDepth() {
       return Number((c.run(() => st.depth.get()) as Row).n);
+    },
+
+    async prune(before) {
+      const cutoff = new Date(before).toISOString();
+      let total = 0;
+      for (;;) {
+        // Short transactions, so that the write lock is never held for long.
+        const deleted = c.tx(() => {
+          const seqs = st.old.all(cutoff, PRUNE_BATCH).map((row) => row.seq as number);
+          for (const seq of seqs) {
+            st.attemptsOf.run(seq);
+            st.deliveryAt.run(seq);
+          }
+          return seqs.length;
+        });
+        total += deleted;
+        if (deleted < PRUNE_BATCH) return total;
+        await yieldToEvents();
+      }
     },
   };
 }
