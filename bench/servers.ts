@@ -5,6 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { endpoints } from '../src/endpoints/index.ts';
+import { webhookConfig } from '../src/config.ts';
 import { buildApp } from '../src/server/app.ts';
 import { generateKey } from '../src/server/keys.ts';
 import { openSqliteStores } from '../src/store/sqlite/index.ts';
@@ -16,7 +17,13 @@ const stores = openSqliteStores({ path: join(dir, 'service.db') });
 // The bench fills the cache once through a fixture-backed extractor plugged in through the
 // extractor interface; every measured request is then a cache hit.
 const declarations = endpoints.map((endpoint) => (endpoint.id === ENDPOINT ? { ...endpoint, extractor: async () => fixtureResult(endpoint) } : endpoint));
-const app = await buildApp({ stores, endpoints: declarations, cursorSecret: 'bench-cursor-secret-0123456789' });
+// As the service runs: with its webhook dispatcher polling beside the requests.
+const app = await buildApp({
+  stores,
+  endpoints: declarations,
+  cursorSecret: 'bench-cursor-secret-0123456789',
+  webhooks: { delivery: webhookConfig({}) },
+});
 const team = await stores.accounts.createTeam({ name: 'bench', credits: 10, rateLimit: 1_000_000 });
 const key = generateKey();
 await stores.accounts.createKey({ teamId: team.id, name: 'bench', hash: key.hash, prefix: key.prefix, last4: key.last4 });

@@ -73,6 +73,48 @@ export interface Config {
   migrateOnStart: boolean;
   /** Days request records are kept (`REQUEST_RECORDS_DAYS`, default 90). */
   requestRecordsDays: number;
+  /** Webhook deliveries: the address guard's switches, the retry schedule and the rest (WEBHOOK_*). */
+  webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** WEBHOOK_ALLOW_PRIVATE=on: loopback and private addresses too (development only). */
+  allowPrivate: boolean;
+  /** WEBHOOK_ALLOW_HTTP=on: http:// URLs too (development only). */
+  allowHttp: boolean;
+  /** Waits before each retry, ms (WEBHOOK_RETRY_SCHEDULE, comma-separated seconds). */
+  retryScheduleMs: number[];
+  /** An endpoint failing every delivery this long is disabled (WEBHOOK_DISABLE_AFTER_SECONDS, default 5 days). */
+  disableAfterMs: number;
+  /** Time allowed one attempt (WEBHOOK_TIMEOUT_MS, default 10 s). */
+  timeoutMs: number;
+  /** How often each node looks for due deliveries (WEBHOOK_POLL_MS, default 1 s). */
+  pollMs: number;
+}
+
+/** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 27.6 hours. */
+export const DEFAULT_RETRY_SCHEDULE_SECONDS = [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000];
+
+function retrySchedule(env: Env): number[] {
+  const raw = env.WEBHOOK_RETRY_SCHEDULE;
+  if (raw === undefined || raw.trim() === '') return DEFAULT_RETRY_SCHEDULE_SECONDS.map((seconds) => seconds * 1_000);
+  const parts = raw.split(',').map((part) => part.trim());
+  const seconds = parts.map(Number);
+  if (parts.length > 20 || seconds.some((value, i) => parts[i] === '' || !Number.isFinite(value) || value < 0 || value > 7 * 86_400)) {
+    throw new Error(`WEBHOOK_RETRY_SCHEDULE must be up to 20 comma-separated waits in seconds (0 to 604800), got "${raw}"`);
+  }
+  return seconds.map((value) => Math.round(value * 1_000));
+}
+
+export function webhookConfig(env: Env): WebhookConfig {
+  return {
+    allowPrivate: onOff(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    allowHttp: onOff(env, 'WEBHOOK_ALLOW_HTTP', false),
+    retryScheduleMs: retrySchedule(env),
+    disableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_SECONDS', 5 * 86_400, 1) * 1_000,
+    timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
+    pollMs: integer(env, 'WEBHOOK_POLL_MS', 1_000, 10),
+  };
 }
 
 type Env = Record<string, string | undefined>;
@@ -266,6 +308,7 @@ export function loadConfig(env: Env = process.env): Config {
     breaker: breakerSettings(env),
     pace: paceLimits(env),
     testMode: onOff(env, 'TEST_MODE', false),
+    webhooks: webhookConfig(env),
     proxies: proxyLists(env),
     paceQueue: integer(env, 'UPSTREAM_QUEUE', 100, 1),
     migrateOnStart: migrateSetting(env.MIGRATE),

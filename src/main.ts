@@ -54,6 +54,15 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
     connections: config.connections,
     trustProxy: config.trustProxy,
     requestRecordsDays: config.requestRecordsDays,
+    webhooks: {
+      guard: { allowPrivate: config.webhooks.allowPrivate, allowHttp: config.webhooks.allowHttp },
+      delivery: {
+        retryScheduleMs: config.webhooks.retryScheduleMs,
+        disableAfterMs: config.webhooks.disableAfterMs,
+        timeoutMs: config.webhooks.timeoutMs,
+        pollMs: config.webhooks.pollMs,
+      },
+    },
   });
   app.metrics.watchProxies(() => Object.fromEntries(Object.keys(PLATFORM_ORIGINS).map((platform) => [platform, client.proxyStates(platform)])));
   const release = async () => {
@@ -69,6 +78,12 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
   } catch (error) {
     await release();
     throw listenFailure(error, { host: config.host, port: config.port, hostVariable: 'HOST', portVariable: 'PORT' });
+  }
+  if (config.webhooks.allowPrivate || config.webhooks.allowHttp) {
+    app.log.warn(
+      { WEBHOOK_ALLOW_PRIVATE: config.webhooks.allowPrivate, WEBHOOK_ALLOW_HTTP: config.webhooks.allowHttp },
+      'webhooks may be sent to loopback and private addresses or over plain http: for development only',
+    );
   }
   let metrics: { address: string; close: () => Promise<void> } | null = null;
   if (config.metricsPort !== undefined) {

@@ -39,6 +39,7 @@ const EXIT_OF: Record<ErrorCode, number> = {
   BAD_REQUEST: EXIT.usage,
   VALIDATION_ERROR: EXIT.usage,
   IDEMPOTENCY_KEY_REUSED: EXIT.usage,
+  CONFLICT: EXIT.usage,
   METHOD_NOT_ALLOWED: EXIT.usage,
   UNAUTHORIZED: EXIT.auth,
   FORBIDDEN: EXIT.auth,

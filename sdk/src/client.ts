@@ -4,6 +4,7 @@
 import { ConnectionError, PageScrapeError, TimeoutError, UnexpectedResponseError, type ErrorDetail } from './errors.ts';
 import { ENDPOINTS, ERRORS, EndpointMethods, type Changes, type Endpoints } from './generated.ts';
 import type { ApiResponse, ClientOptions, PaginateOptions, RequestOptions } from './types.ts';
+import { Webhooks } from './webhooks.ts';
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
 const DEFAULTS = { timeoutMs: 60_000, maxRetries: 3, maxRetryDelayMs: 60_000 };
@@ -40,7 +41,7 @@ export function isRetryable(error: PageScrapeError): boolean {
 
 /** One request to make, and to make again on a retry: the same method, URL, body and key. */
 interface Call {
-  method: 'GET' | 'PATCH';
+  method: 'GET' | 'PATCH' | 'POST' | 'DELETE';
   url: string;
   body?: string;
   idempotencyKey?: string;
@@ -66,6 +67,8 @@ export class PageScrape extends EndpointMethods {
   readonly #apiKey: string;
   readonly #fetch: typeof fetch;
   readonly #defaults: typeof DEFAULTS;
+  /** The team's webhook endpoints (`/v1/webhooks`). */
+  readonly webhooks = new Webhooks((method, path, body, options) => this.#send(method, path, body, options));
 
   constructor(options: ClientOptions = {}) {
     super();
@@ -201,6 +204,31 @@ export class PageScrape extends EndpointMethods {
     for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== null) search.append(name, String(value));
     const encoded = search.toString();
     return `${this.baseUrl}${path}${encoded ? `?${encoded}` : ''}`;
+  }
+
+  /**
+   * A request other than a scrape's GET (the webhook endpoints): retried only when nothing was
+   * done, a 429 answer or a connection refused before the request was sent.
+   */
+  async #send<D>(method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, options: RequestOptions): Promise<ApiResponse<D>> {
+    const maxRetries = options.maxRetries ?? this.#defaults.maxRetries;
+    const call: Call = { method, url: `${this.baseUrl}${path}`, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
+    for (let attempt = 0; ; attempt++) {
+      options.signal?.throwIfAborted();
+      let error: PageScrapeError;
+      try {
+        return (await this.#attempt(call, options)) as ApiResponse<D>;
+      } catch (caught) {
+        if (!(caught instanceof PageScrapeError)) throw caught;
+        error = caught;
+      }
+      const retryable = error instanceof ConnectionError ? !error.mayHaveReached : error.status === 429 || (method === 'GET' && RETRYABLE_STATUSES.has(error.status));
+      if (!retryable || attempt >= maxRetries) throw error;
+      const delay = this.#delay(error, attempt);
+      if (delay === null) throw error;
+      options.onRetry?.({ error, retry: attempt + 1, maxRetries, delayMs: delay });
+      await sleep(delay, options.signal);
+    }
   }
 
   /** One request: answers the envelope, or throws a `PageScrapeError` (or the signal's reason). */

@@ -3,3 +3,5 @@ export { PageScrape, Listing, isRetryable, newIdempotencyKey, type ItemOf, type 
 export { PageScrapeError, ConnectionError, TimeoutError, UnexpectedResponseError, type ErrorDetail, type PageScrapeErrorInit } from './errors.ts';
 export * from './generated.ts';
 export type { ApiResponse, ClientOptions, PaginateOptions, RequestOptions, RetryEvent } from './types.ts';
+export { verifyWebhook, WebhookVerificationError, type VerifyOptions, type WebhookEvent, type WebhookHeaders } from './webhook-signature.ts';
+export { Webhooks, type NewWebhook, type WebhookAttempt, type WebhookDelivery, type WebhookEndpoint, type WebhookEndpointWithSecret, type WebhookEventType } from './webhooks.ts';

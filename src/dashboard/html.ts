@@ -47,6 +47,7 @@ const NAV = [
   ['Keys', '/dashboard/keys'],
   ['Usage', '/dashboard/usage'],
   ['Ledger', '/dashboard/ledger'],
+  ['Webhooks', '/dashboard/webhooks'],
   ['Try it', '/dashboard/try'],
 ] as const;
 

@@ -1,4 +1,4 @@
-// The signed-in pages of the dashboard: Overview, Keys, Usage, Ledger and Try it. Each shows
+// The signed-in pages of the dashboard: Overview, Keys, Usage, Ledger, Try it (and Webhooks, webhooks.ts). Each shows
 // one team: the user's own, or for an operator any team (`?team=`). A user who asks for another
 // team's page gets 404, as for a page that does not exist.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -13,6 +13,7 @@ import { barChart, columnChart, SHARE } from './charts.ts';
 import { html, notice, page, PageError, sendPage, table, type Html } from './html.ts';
 import type { DashboardOptions } from './plugin.ts';
 import type { SignedIn } from './session.ts';
+import { webhookPages } from './webhooks.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const RECORDS_PER_PAGE = 50;
@@ -79,7 +80,7 @@ function balanceBanner(team: Team, teamQuery: string): Html | null {
 /** The fields every form of a signed-in page posts: the session's CSRF token and, for an operator, the team. */
 export const SIGNED_IN_FORM = ['csrf', 'team'] as const;
 
-export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, { stores, endpoints, now, callAs, baseUrl }) => {
+export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, { stores, endpoints, now, callAs, baseUrl, webhooks }) => {
   app.addHook('preHandler', async (request, reply) => {
     if (request.signedIn) return;
     if (request.method === 'GET') return reply.redirect('/dashboard/sign-in', 303);
@@ -657,4 +658,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
       <pre aria-label="Response JSON"><code>${pretty}</code></pre>`;
     return tryPage(request, reply, endpoint, values, key.id, result);
   });
+
+  // ---- Webhooks (webhooks.ts)
+  await webhookPages(app, { stores, now, scopeOf, show, csrfField, teamLine, copyField, time, formOf: (...fields) => [...SIGNED_IN_FORM, ...fields], webhooks });
 };

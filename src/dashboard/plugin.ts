@@ -15,6 +15,7 @@ import { emailOrNull } from '../store/rules.ts';
 import { StoreUnavailableError, type Stores, type User } from '../store/types.ts';
 import { html, notice, page, PageError, sendPage, type Html } from './html.ts';
 import { SIGNED_IN_FORM, signedInPages } from './pages.ts';
+import type { GuardSettings, Resolver } from '../webhooks/guard.ts';
 import { sameText, Sessions, type SignedIn } from './session.ts';
 
 /**
@@ -58,6 +59,8 @@ export interface DashboardOptions {
   baseUrl: () => string;
   /** PUBLIC_BASE_URL: cookies are Secure when it is https, or when the request came over HTTPS. */
   publicBaseUrl?: string | undefined;
+  /** The webhooks' address guard and dispatcher, as the API's routes have them. */
+  webhooks?: { guard: GuardSettings; resolver: Resolver; nudge: () => void };
 }
 
 declare module 'fastify' {

@@ -133,6 +133,41 @@ The command line takes \`--idempotency-key\`; the MCP tools an \`idempotencyKey\
 - **Low-balance alert** (\`lowBalanceAlert\`): set it on the dashboard's Overview or with \`PATCH /v1/account\` \`{ "lowBalanceAlert": 100 }\` (\`null\`: none). While the balance is below it (or at 0), every dashboard page shows a banner. The charge that takes the balance below it records a \`credits.low\` event once, the one that takes it to 0 a \`credits.exhausted\` event once, and a top-up to the alert or above re-arms both; these events are delivered to the team's webhooks.
 - Both \`PATCH\` requests are free, take a JSON body (\`content-type: application/json\`) validated whole, and are made with a live key that the operator or an owner created (a test key or a member's key gets \`403\`).
 
+## Webhooks
+
+Register a URL and the team's events are POSTed to it: \`credits.low\` and \`credits.exhausted\` (the team's low-balance alert and the zero crossing), \`job.completed\`, \`monitor.changed\`, \`monitor.failed\`, and \`webhook.test\` on request. Free; an owner's key manages them (or the dashboard's **Webhooks** page).
+
+\`\`\`sh
+curl -s -X POST ${base}/v1/webhooks -H "x-api-key: $PAGESCRAPE_API_KEY" -H 'content-type: application/json' \\
+  -d '{"url": "https://example.com/hooks/pagescrape", "events": ["credits.low", "credits.exhausted"]}'
+\`\`\`
+
+The answer carries the signing secret (\`whsec_…\`) this once. Each delivery is a \`POST\` of \`{ "type", "timestamp", "data" }\` signed as the [Standard Webhooks](https://www.standardwebhooks.com/) specification says: \`webhook-id\` (the same on every retry of one delivery: deduplicate on it), \`webhook-timestamp\`, \`webhook-signature\`. Verify it on the raw body before you trust it; the libraries also refuse a timestamp more than 5 minutes away, so a captured delivery cannot be replayed later. TypeScript (\`npm install standardwebhooks\`; or \`verifyWebhook(body, headers, secret)\` from the SDK, which needs nothing else):
+
+\`\`\`ts
+import { Webhook } from 'standardwebhooks';
+
+const wh = new Webhook(process.env.WEBHOOK_SECRET!); // whsec_…
+// rawBody: the request body exactly as received (a string or Buffer), not re-serialised JSON
+const event = wh.verify(rawBody, {
+  'webhook-id': req.headers['webhook-id'],
+  'webhook-timestamp': req.headers['webhook-timestamp'],
+  'webhook-signature': req.headers['webhook-signature'],
+}) as { type: string; timestamp: string; data: Record<string, unknown> }; // throws when forged or stale
+\`\`\`
+
+Python (\`pip install standardwebhooks\`):
+
+\`\`\`python
+import os
+from standardwebhooks.webhooks import Webhook
+
+wh = Webhook(os.environ["WEBHOOK_SECRET"])  # whsec_…
+event = wh.verify(raw_body, dict(request.headers))  # raises WebhookVerificationError when forged or stale
+\`\`\`
+
+Answer with a \`2xx\` within 10 seconds (do the work afterwards). Anything else, a redirect included, is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the delivery is marked failed; an endpoint failing every delivery for 5 days is disabled until a test or redelivery succeeds. \`GET /v1/webhooks/{id}/deliveries\` shows each attempt (status, time, the first 1 KB of your answer) and \`POST /v1/webhooks/deliveries/{id}/redeliver\` sends one again. \`POST /v1/webhooks/{id}/rotate-secret\` replaces the secret; for 24 hours both sign (two signatures in the header), and the libraries accept either. URLs must be \`https://\` on a public address: private, loopback and link-local addresses are refused, at registration and at every delivery.
+
 ## Test mode
 
 A test key (\`psk_test_…\`) works everywhere a key does (the API, the SDK, the command line, MCP). Its requests go to a sandbox the service runs itself, cost nothing, never touch the cache, count in a rate window of their own and carry \`meta.test: true\`. The sandbox serves made-up accounts such as \`lunavoss\`; the examples on this page come from it. A service whose test mode is off answers test keys \`403 FORBIDDEN\`.

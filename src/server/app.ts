@@ -22,6 +22,8 @@ import { recordsPlugin } from './plugins/records.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
 import { listeningUrl, openApiPlugin } from './plugins/openapi.ts';
 import { routesPlugin } from './plugins/routes.ts';
+import { WebhookDispatcher, type DispatcherSettings } from '../webhooks/dispatcher.ts';
+import { systemResolver, type GuardSettings, type Resolver } from '../webhooks/guard.ts';
 import { compileEndpoints, ScrapeService, type UpstreamBinder } from './scrape.ts';
 import { IdempotentRequests } from '../work/idempotency.ts';
 
@@ -62,6 +64,12 @@ export interface AppOptions {
   breaker?: BreakerSettings;
   /** The built-in sandbox for test-mode keys (TEST_MODE=on); absent: test keys get 403. */
   testUpstream?: UpstreamBinder;
+  /**
+   * Webhooks: the address guard's switches (default: public https only), the resolver it checks
+   * names with, and `delivery`: the dispatcher's settings, when this app delivers (the service
+   * does, from start to close; apps of tests only when they ask).
+   */
+  webhooks?: { guard?: GuardSettings; resolver?: Resolver; delivery?: Omit<DispatcherSettings, 'guard' | 'resolver'> };
 }
 
 declare module 'fastify' {
@@ -158,7 +166,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const door = new Door(stores, options.testUpstream !== undefined);
   // A key is held while its request runs, at most as long as the request's credit is.
   const idempotency = new IdempotentRequests(stores.idempotency, app.metrics, { now, lockMs: requestBudgetMs + reservationMarginMs });
+  const guard = options.webhooks?.guard ?? { allowPrivate: false, allowHttp: false };
+  const resolver = options.webhooks?.resolver ?? systemResolver;
+  const delivery = options.webhooks?.delivery;
+  const dispatcher = delivery
+    ? new WebhookDispatcher({ ...delivery, guard, resolver, stores, metrics: app.metrics, onError: (error) => app.log.warn({ err: error }, 'webhook delivery round failed') })
+    : null;
+  if (dispatcher) {
+    app.metrics.watchWebhookQueue(() => stores.webhooks.queueDepth());
+    app.addHook('onReady', async () => dispatcher.start());
+    // Before the stores close (they close after the app): attempts in flight are freed.
+    app.addHook('onClose', async () => dispatcher.stop());
+  }
   await app.register(routesPlugin, {
+    webhooks: { guard, resolver, nudge: () => dispatcher?.nudge() },
     runtimes: compileEndpoints(options.endpoints).values(),
     scraper,
     idempotency,
@@ -178,6 +199,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     publicBaseUrl: options.publicBaseUrl,
     baseUrl: () => options.publicBaseUrl ?? listeningUrl(app) ?? 'http://127.0.0.1',
     callAs: (keyId, url) => getInProcess(app, url, door.asKey(keyId)),
+    webhooks: { guard, resolver, nudge: () => dispatcher?.nudge() },
   });
   return app;
 }

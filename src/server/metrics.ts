@@ -118,6 +118,36 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookDeliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome: delivered (2xx), retry (failed, tried again later), failed (failed for good)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookAttemptDuration = new Histogram({
+    name: 'webhook_attempt_duration_seconds',
+    help: 'Time of one webhook delivery attempt, from the lookup to the end of the answer read',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  /** Webhook deliveries waiting (pending, and events not yet turned into deliveries), read from the store at each scrape. */
+  watchWebhookQueue(depth: () => Promise<number>): void {
+    new Gauge({
+      name: 'webhook_queue_depth',
+      help: 'Webhook deliveries pending (due or waiting for a retry), and events not yet turned into deliveries',
+      registers: [this.registry],
+      async collect() {
+        try {
+          this.set(await depth());
+        } catch {
+          // The store is unreachable: the last value stands, and /readyz says why.
+        }
+      },
+    });
+  }
+
   /** Reports the stores' round trips to their backends (PostgreSQL, Redis) with every scrape. */
   watchBackends(roundTrips: () => Record<string, number>): void {
     new Counter({

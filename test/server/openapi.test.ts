@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document at /openapi.json, generated from the endpoint declarations, and the
 // docs page at /docs, served entirely by the service itself.
 import { accountChanges } from '../../src/account/changes.ts';
+import { WEBHOOKS_TAG, webhookActions } from '../../src/webhooks/endpoints.ts';
 import { ACCOUNT_TAG, accountEndpoints } from '../../src/account/endpoints.ts';
 import { acceptsGzip, STATUS_TAG } from '../../src/server/plugins/openapi.ts';
 import assert from 'node:assert/strict';
@@ -30,7 +31,7 @@ const ERROR_CODE_OF: Record<string, string[]> = {
   403: ['FORBIDDEN'],
   404: ['NOT_FOUND'],
   405: ['METHOD_NOT_ALLOWED'],
-  409: ['IDEMPOTENCY_IN_PROGRESS'],
+  409: ['IDEMPOTENCY_IN_PROGRESS', 'CONFLICT'],
   422: ['VALIDATION_ERROR', 'IDEMPOTENCY_KEY_REUSED'],
   429: ['RATE_LIMITED'],
   500: ['INTERNAL_ERROR'],
@@ -106,10 +107,11 @@ describe('GET /openapi.json', () => {
     assert.equal(endpoints.length, 9);
     const methods = new Map<string, string[]>([...endpoints, ...accountEndpoints, { path: '/v1/status' }].map((endpoint) => [endpoint.path, ['get']]));
     for (const change of accountChanges) methods.set(change.path, [...(methods.get(change.path) ?? []), 'patch']);
+    for (const action of webhookActions) methods.set(action.path, [...(methods.get(action.path) ?? []), action.method.toLowerCase()]);
     assert.deepEqual(Object.keys(paths).sort(), [...methods.keys()].sort());
     for (const [path, item] of Object.entries(paths)) {
       assert.match(path, /^\/v1\//);
-      assert.deepEqual(Object.keys(item), methods.get(path), path);
+      assert.deepEqual(Object.keys(item).sort(), methods.get(path)?.sort(), path);
     }
     const operationIds = Object.values(paths).flatMap((item) => Object.values(item).map((operation) => operation.operationId));
     assert.ok(operationIds.every((id) => typeof id === 'string' && id.length > 0));
@@ -135,12 +137,35 @@ describe('GET /openapi.json', () => {
     }
   });
 
+  test('each webhook endpoint: its method, path parameters, body or query, and its answers', () => {
+    for (const action of webhookActions) {
+      const operation = paths[action.path]?.[action.method.toLowerCase()] as Json;
+      assert.ok(operation, `${action.method} ${action.path}`);
+      assert.deepEqual(operation.tags, [WEBHOOKS_TAG.name]);
+      const params = Object.keys(action.params.properties);
+      assert.deepEqual(
+        ((operation.parameters ?? []) as Json[]).filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name),
+        params,
+      );
+      const statuses = Object.keys(operation.responses as Json);
+      for (const status of [String(action.status), '401', '405', '429', '500', '503']) assert.ok(statuses.includes(status), `${action.id} ${status}`);
+      if (params.length > 0) assert.ok(statuses.includes('404'), action.id);
+      if (action.changes) assert.ok(statuses.includes('403'), action.id);
+      if (action.body) {
+        const body = ((operation.requestBody as Json).content as Record<string, Json>)['application/json'] as Json;
+        assert.equal((body.schema as Json).additionalProperties, false);
+        assert.deepEqual(body.example, action.example.body);
+        assert.ok(statuses.includes('422') && statuses.includes('409'), action.id);
+      } else assert.equal(operation.requestBody, undefined, action.id);
+    }
+  });
+
   test('has a license, one tag per platform, described by its endpoint declarations, and the account and status tags', () => {
     const license = (doc.info as Json).license as Json;
     assert.equal(typeof license.name, 'string');
     assert.equal(typeof license.identifier, 'string');
     const described = new Map(endpoints.map((endpoint) => [endpoint.platform, endpoint.platformDescription]));
-    assert.deepEqual(doc.tags, [...[...described].map(([name, description]) => ({ name, description })), ACCOUNT_TAG, STATUS_TAG]);
+    assert.deepEqual(doc.tags, [...[...described].map(([name, description]) => ({ name, description })), ACCOUNT_TAG, WEBHOOKS_TAG, STATUS_TAG]);
     for (const tag of doc.tags as Json[]) assert.ok(String(tag.description).length > 20, String(tag.name));
     for (const endpoint of endpoints) assert.deepEqual(paths[endpoint.path]?.get?.tags, [endpoint.platform]);
   });

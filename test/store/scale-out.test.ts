@@ -8,6 +8,7 @@ import { openPostgresStores } from '../../src/store/postgres/index.ts';
 import { withRedis } from '../../src/store/redis/index.ts';
 import { testBackends, type TestBackends } from '../support/backends.ts';
 import { storeBehaviour } from './behaviour.ts';
+import { webhookStoreBehaviour } from './webhooks-behaviour.ts';
 
 let backends: TestBackends;
 before(async () => {
@@ -18,6 +19,11 @@ after(() => backends.drop());
 storeBehaviour('postgres + redis', async (config) => {
   const stores = await openPostgresStores({ url: await backends.freshDatabaseUrl(), schema: 'migrate', ...config });
   return withRedis(stores, { url: backends.redisUrl, prefix: backends.freshPrefix(), cacheMaxBytes: config?.cacheMaxBytes });
+});
+
+webhookStoreBehaviour('postgres + redis', async () => {
+  const stores = await openPostgresStores({ url: await backends.freshDatabaseUrl(), schema: 'migrate' });
+  return withRedis(stores, { url: backends.redisUrl, prefix: backends.freshPrefix() });
 });
 
 describe('postgres: a reservation that waited for a concurrent one', () => {

@@ -16,6 +16,7 @@ import type { SqliteStoreOptions } from '../../src/store/sqlite/index.ts';
 import { StoreUnavailableError } from '../../src/store/types.ts';
 import type { Stores } from '../../src/store/types.ts';
 import { storeBehaviour } from './behaviour.ts';
+import { webhookStoreBehaviour } from './webhooks-behaviour.ts';
 import { cachedEntry } from '../support/cached-entry.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'store-sqlite-'));
@@ -25,6 +26,7 @@ const freshPath = (): string => join(dir, `db-${++seq}.sqlite`);
 
 storeBehaviour('sqlite file', async (config) => openSqliteStores({ path: freshPath(), ...config }));
 storeBehaviour('sqlite :memory:', async (config) => openSqliteStores({ path: ':memory:', ...config }));
+webhookStoreBehaviour('sqlite file', async () => openSqliteStores({ path: freshPath() }));
 
 const SQLITE_MODULE = new URL('../../src/store/sqlite/index.ts', import.meta.url).href;
 
@@ -79,7 +81,7 @@ describe('sqlite specifics', () => {
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
         .all()
         .map((r) => r.name);
-      assert.deepEqual(tables, ['api_keys', 'cache', 'drift', 'events', 'idempotency', 'ledger', 'password_links', 'requests', 'reservations', 'sessions', 'teams', 'users', 'write_probe']);
+      assert.deepEqual(tables, ['api_keys', 'cache', 'drift', 'events', 'idempotency', 'ledger', 'password_links', 'requests', 'reservations', 'sessions', 'teams', 'users', 'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'write_probe']);
       // The ledger is append-only, even for a hand-written statement.
       const team = await s.accounts.createTeam({ name: 't', credits: 3, rateLimit: 1 });
       assert.throws(() => raw.prepare('UPDATE ledger SET amount = 100').run(), /append-only/);

@@ -40,6 +40,8 @@ export interface MaintenanceOptions {
 
 /** Drift samples are kept this many days. */
 export const DRIFT_DAYS = 14;
+/** Days a delivered or failed webhook delivery (and its attempts) stays in the log. */
+export const WEBHOOK_DELIVERY_DAYS = 30;
 
 const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, now, intervalMs, reapIntervalMs, recordsMaxAgeMs }, done) => {
   const reap = async () => {
@@ -55,6 +57,7 @@ const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, n
     await stores.users.pruneSessions(now());
     await stores.drift.prune(now() - DRIFT_DAYS * 24 * 60 * 60 * 1000);
     await stores.idempotency.prune(now());
+    await stores.webhooks.prune(now() - WEBHOOK_DELIVERY_DAYS * 24 * 60 * 60 * 1000);
   };
   app.decorate('maintain', async () => {
     await reap();

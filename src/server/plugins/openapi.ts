@@ -12,6 +12,7 @@ import fp from 'fastify-plugin';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { Type, type TObject, type TSchema } from 'typebox';
 import type { AccountChange } from '../../account/changes.ts';
+import { WEBHOOKS_TAG, type WebhookAction } from '../../webhooks/endpoints.ts';
 import { ACCOUNT_TAG, accountEndpoints } from '../../account/endpoints.ts';
 import { exampleOf } from '../../docs/examples.ts';
 import { guide } from '../../docs/guide.ts';
@@ -168,6 +169,53 @@ export function changeRouteSchema(change: AccountChange): Record<string, unknown
     tags: [ACCOUNT_TAG.name],
     ...(param ? { params: change.params } : {}),
     body: { ...change.body, examples: [change.example.body] },
+    response: responses,
+  };
+}
+
+/** The OpenAPI entry of a webhook endpoint: free; a body or query validated whole; an id of another team's is unknown. */
+export function webhookRouteSchema(action: WebhookAction): Record<string, unknown> {
+  const param = Object.keys(action.params.properties)[0];
+  const methods = action.path === '/v1/webhooks' ? 'GET or POST' : action.path === '/v1/webhooks/{id}' ? 'DELETE or GET' : action.method;
+  const responses: Record<string, unknown> = {
+    [action.status]: {
+      description: `${action.status === 201 ? 'Created' : 'The result'}; free (\`meta.creditsCharged\` is 0).`,
+      headers: rateHeaders,
+      content: { 'application/json': { schema: Type.Object({ data: action.data, meta: Meta }, { additionalProperties: false }) } },
+    },
+    401: unauthorized(),
+    405: errorResponse(`A method other than ${methods}.`, 'METHOD_NOT_ALLOWED', `Method PUT is not allowed here; use ${methods}.`),
+    429: rateLimitedResponse(),
+    500: internal(),
+    503: errorResponse('A store the service depends on is unreachable. Retry after `Retry-After`.', 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', retryAfter),
+  };
+  if (action.changes) {
+    responses[403] = errorResponse('A test key, or a key a member of the team made: webhooks are managed with a key an owner (or the operator) made.', 'FORBIDDEN', "A key made by a member of the team cannot manage the team's webhooks: use a key an owner made, or ask an owner.");
+  }
+  if (param) responses[404] = errorResponse(`The team has no such ${action.path.includes('/deliveries/') ? 'delivery' : 'webhook'} (another team's ids are unknown too).`, 'NOT_FOUND', 'The team has no webhook wh_nope.');
+  if (action.body) {
+    responses[400] = errorResponse('The body is not JSON (`content-type: application/json`), or cannot be read.', 'BAD_REQUEST', 'The request body must be JSON (content-type: application/json).');
+    responses[409] = errorResponse('The team already has the most webhooks it may have (10).', 'CONFLICT', 'The team has 10 webhooks, the most it may have: delete one first.');
+    responses[422] = errorResponse(
+      'The body is invalid, or the URL is refused (not https, or not a public address); every problem is listed in `details` with its JSON path.',
+      'VALIDATION_ERROR',
+      'The request body is invalid; see details.',
+      {},
+      [{ path: 'url', message: '169.254.169.254 is a link-local address: webhooks are sent to public addresses only' }],
+    );
+  }
+  if (action.query) {
+    responses[400] = errorResponse('The `cursor` is malformed, forged, or was issued for another webhook.', 'BAD_REQUEST', 'The cursor is malformed or was not issued by this service.');
+    responses[422] = invalidQuery([unknownName('curser', Object.keys(action.query.properties))]);
+  }
+  return {
+    operationId: methodName(action.id),
+    summary: action.summary,
+    description: action.description,
+    tags: [WEBHOOKS_TAG.name],
+    ...(param ? { params: action.params } : {}),
+    ...(action.query ? { querystring: action.query } : {}),
+    ...(action.body ? { body: { ...action.body, examples: [action.example.body] } } : {}),
     response: responses,
   };
 }
@@ -331,7 +379,7 @@ const openApi: FastifyPluginAsync<OpenApiOptions> = async (app, options) => {
         },
       },
       security: [{ apiKey: [] }, { bearer: [] }],
-      tags: [...platformTags(options.endpoints), ACCOUNT_TAG, STATUS_TAG],
+      tags: [...platformTags(options.endpoints), ACCOUNT_TAG, WEBHOOKS_TAG, STATUS_TAG],
     },
     // Built on the first request for the document, so after the server listens.
     transformObject: (document) => {

@@ -15,7 +15,8 @@ import { PlainQueryValidator, queryAjv, type ParsedQuery } from '../query.ts';
 import { sendOk, type EndpointRuntime, type ScrapeService } from '../scrape.ts';
 import { IDEMPOTENCY_HEADER, idempotencyKeyOf, scrapeFingerprint, type IdempotentRequests } from '../../work/idempotency.ts';
 import { authPlugin, type Caller, type Door } from './auth.ts';
-import { accountRouteSchema, changeRouteSchema, routeSchema } from './openapi.ts';
+import { accountRouteSchema, changeRouteSchema, routeSchema, webhookRouteSchema } from './openapi.ts';
+import { webhookActions, type WebhookContext } from '../../webhooks/endpoints.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -37,13 +38,15 @@ export interface RoutesOptions {
   keyUseFlushMs: number;
   /** Admits every API request (auth.ts). */
   door: Door;
+  /** What the webhook endpoints need beside the stores. */
+  webhooks: Pick<WebhookContext, 'guard' | 'resolver' | 'nudge'>;
 }
 
 // Responses are composed by the scrape (data serialised once, before it is stored); the
 // response schemas serve the OpenAPI document only.
 const plainSerializer = () => (payload: unknown) => JSON.stringify(payload);
 
-export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, idempotency, sealer, stores, now, keyUseFlushMs, door }) => {
+export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, idempotency, sealer, stores, now, keyUseFlushMs, door, webhooks }) => {
   // Before authentication, so that refused requests are counted under their endpoint too.
   api.addHook('onRequest', (request, _reply, done) => {
     request.state.endpoint = request.routeOptions.config.endpoint ?? null;
@@ -114,6 +117,32 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
         const { caller } = request;
         const data = await change.apply(request.params, request.body, { caller, stores, now: now() });
         return reply.header('content-type', JSON_TYPE).send(JSON.stringify({ data, meta: freeMeta(request.id, caller) }));
+      },
+    });
+  }
+
+  for (const action of webhookActions) {
+    const body = action.body ? new BodyValidator(action.body, ajv) : null;
+    const query = action.query ? new PlainQueryValidator(action.query, () => [], ajv) : null;
+    api.route<{ Params: Record<string, string>; Body: Record<string, unknown>; Querystring: RawQuery }>({
+      method: action.method,
+      url: routePath(action.path),
+      schema: webhookRouteSchema(action),
+      // Every method but GET is let through the errors plugin's gate with its body (bounded by bodyLimit).
+      config: { endpoint: action.id, body: action.method !== 'GET' },
+      // Any id is looked up among the team's (unknown: 404); a body or query is checked whole; an action without a body ignores one.
+      validatorCompiler: ({ httpPart }) => (httpPart === 'body' && body ? body.check : httpPart === 'querystring' && query ? query.check : () => true),
+      serializerCompiler: plainSerializer,
+      handler: async (request, reply) => {
+        const { caller } = request;
+        const data = await action.apply(
+          { params: request.params, body: request.body ?? {}, query: request.query ?? {} },
+          { caller, stores, sealer, now: now(), ...webhooks },
+        );
+        return reply
+          .code(action.status)
+          .header('content-type', JSON_TYPE)
+          .send(JSON.stringify({ data, meta: freeMeta(request.id, caller) }));
       },
     });
   }

@@ -1,7 +1,7 @@
 // The embedded store's schema: one migration per version, applied in order under the write lock
 // (connection.ts). A new version appends a migration; a released one is never edited.
 
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 
 export const MIGRATIONS: readonly string[] = [
   // v1
@@ -220,5 +220,59 @@ export const MIGRATIONS: readonly string[] = [
     created_at  TEXT NOT NULL
   ) STRICT;
   CREATE INDEX events_team ON events (team_id, seq);
+  `,
+  // v11: webhooks. Endpoints with their signing secrets (kept as they are: they must sign), one
+  // delivery per event and endpoint (its id the `webhook-id` of every attempt), each attempt as it
+  // went. `events.fanned` says an event was turned into its deliveries (those recorded before
+  // this version had no endpoint to go to).
+  `
+  ALTER TABLE events ADD COLUMN fanned INTEGER NOT NULL DEFAULT 0;
+  UPDATE events SET fanned = 1;
+  CREATE INDEX events_unfanned ON events (seq) WHERE fanned = 0;
+  CREATE TABLE webhook_endpoints (
+    id                     TEXT PRIMARY KEY,
+    team_id                TEXT NOT NULL REFERENCES teams (id),
+    url                    TEXT NOT NULL,
+    events                 TEXT NOT NULL,
+    description            TEXT,
+    enabled                INTEGER NOT NULL DEFAULT 1,
+    disabled_reason        TEXT,
+    disabled_at            TEXT,
+    created_at             TEXT NOT NULL,
+    secret                 TEXT NOT NULL,
+    previous_secret        TEXT,
+    previous_secret_until  INTEGER,
+    failing_since          INTEGER
+  ) STRICT;
+  CREATE INDEX webhook_endpoints_team ON webhook_endpoints (team_id, created_at);
+  CREATE TABLE webhook_deliveries (
+    seq              INTEGER PRIMARY KEY AUTOINCREMENT,
+    id               TEXT NOT NULL UNIQUE,
+    endpoint_id      TEXT NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+    team_id          TEXT NOT NULL,
+    event_id         TEXT NOT NULL,
+    event_type       TEXT NOT NULL,
+    payload          TEXT NOT NULL,
+    state            TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at  INTEGER,
+    lock_owner       TEXT,
+    lock_until       INTEGER,
+    created_at       TEXT NOT NULL,
+    UNIQUE (event_id, endpoint_id)
+  ) STRICT;
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
+  CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq);
+  CREATE INDEX webhook_deliveries_locked ON webhook_deliveries (endpoint_id) WHERE lock_until IS NOT NULL;
+  CREATE TABLE webhook_attempts (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    delivery_seq  INTEGER NOT NULL REFERENCES webhook_deliveries (seq) ON DELETE CASCADE,
+    at            TEXT NOT NULL,
+    status        INTEGER,
+    duration_ms   REAL NOT NULL,
+    response      TEXT NOT NULL,
+    error         TEXT
+  ) STRICT;
+  CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_seq, id);
   `,
 ];
