@@ -24,6 +24,7 @@ import { listeningUrl, openApiPlugin } from './plugins/openapi.ts';
 import { routesPlugin } from './plugins/routes.ts';
 import { compileEndpoints, ScrapeService, type UpstreamBinder } from './scrape.ts';
 import { IdempotentRequests } from '../work/idempotency.ts';
+import { DEFAULT_MONITOR_SETTINGS, MonitorRunner, type MonitorSettings } from '../work/monitors/runner.ts';
 
 export interface AppOptions {
   stores: Stores;
@@ -62,6 +63,8 @@ export interface AppOptions {
   breaker?: BreakerSettings;
   /** The built-in sandbox for test-mode keys (TEST_MODE=on); absent: test keys get 403. */
   testUpstream?: UpstreamBinder;
+  /** Monitors' bounds and their loop (MONITOR_*); the defaults are the production ones. */
+  monitors?: Partial<MonitorSettings>;
 }
 
 declare module 'fastify' {
@@ -133,6 +136,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     intervalMs: options.maintenanceIntervalMs ?? 30_000,
     reapIntervalMs: options.reapIntervalMs ?? 5_000,
     recordsMaxAgeMs: (options.requestRecordsDays ?? 90) * DAY_MS,
+    monitorRunsMaxAgeMs: (options.monitors?.runRetentionDays ?? DEFAULT_MONITOR_SETTINGS.runRetentionDays) * DAY_MS,
   });
   await app.register(recordsPlugin, { stores });
 
@@ -158,8 +162,27 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const door = new Door(stores, options.testUpstream !== undefined);
   // A key is held while its request runs, at most as long as the request's credit is.
   const idempotency = new IdempotentRequests(stores.idempotency, app.metrics, { now, lockMs: requestBudgetMs + reservationMarginMs });
+  const runtimes = compileEndpoints(options.endpoints);
+  // Monitors' runs: the loop starts with the service and, at its close, stops taking runs and
+  // waits for those in progress (before the request records are written for the last time).
+  const monitorSettings: MonitorSettings = { ...DEFAULT_MONITOR_SETTINGS, ...options.monitors };
+  const runtimesByPath = new Map([...runtimes.values()].map((runtime) => [runtime.endpoint.path, runtime]));
+  const monitorRunner = new MonitorRunner({
+    store: stores.monitors,
+    scraper,
+    runtimes: runtimesByPath,
+    metrics: app.metrics,
+    log: app.log,
+    now,
+    settings: monitorSettings,
+    lockMs: requestBudgetMs + reservationMarginMs,
+    addRecord: (record) => app.addRecord(record),
+  });
+  app.addHook('onReady', async () => monitorRunner.start());
+  app.addHook('onClose', async () => monitorRunner.stop());
   await app.register(routesPlugin, {
-    runtimes: compileEndpoints(options.endpoints).values(),
+    runtimes: runtimes.values(),
+    monitors: { runner: monitorRunner, settings: monitorSettings, runtimes: runtimesByPath },
     scraper,
     idempotency,
     sealer,

@@ -75,7 +75,7 @@ export const runValues = (run: MonitorRun, bool: (value: boolean) => unknown): u
 ];
 
 /** The most monitors or runs a list answers at once. */
-export const MAX_MONITOR_PAGE = 100;
+export const MAX_MONITOR_PAGE = 1_000;
 
 export function monitorPageLimit(limit: number): number {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_MONITOR_PAGE) throw new RangeError(`limit must be an integer from 1 to ${MAX_MONITOR_PAGE}, got ${limit}`);

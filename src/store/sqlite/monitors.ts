@@ -28,6 +28,7 @@ const SQL = {
              WHERE team_id = ? AND id = ? AND (locked_until IS NULL OR locked_until < ?)
              RETURNING ${CLAIMED}`,
   exists: 'SELECT 1 AS one FROM monitors WHERE team_id = ? AND id = ?',
+  anyDue: "SELECT 1 AS one FROM monitors WHERE status = 'active' AND next_run_at <= ? AND (locked_until IS NULL OR locked_until < ?) LIMIT 1",
   insertRun: `INSERT INTO monitor_runs (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (monitor_id, at) DO NOTHING`,
   owned: 'SELECT team_id, consecutive_failures, failure_alerted FROM monitors WHERE id = ? AND lock_owner = ?',
   finish: `UPDATE monitors SET lock_owner = NULL, locked_until = NULL, next_run_at = ?, last_run_at = ?, runs = runs + 1,
@@ -110,6 +111,8 @@ export function monitorStore(c: Connection): MonitorStore {
     },
 
     async claimDue(owner, now, lockedUntil) {
+      // A plain read first: the loop asks every second, and nothing due must not take the write lock.
+      if (!c.run(() => st.anyDue.get(Math.trunc(now), Math.trunc(now)))) return null;
       const row = c.tx(() => st.claimDue.get(owner, Math.trunc(lockedUntil), Math.trunc(now), Math.trunc(now)));
       return row ? toClaim(row, owner) : null;
     },
