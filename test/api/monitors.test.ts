@@ -340,3 +340,60 @@ describe('monitors on the embedded store', () => {
     assert.equal((await api.call('GET', `/v1/monitors/${made.id}`)).status, 404);
   });
 });
+
+describe('monitors on PostgreSQL, two nodes sharing the database', () => {
+  let backends: TestBackends;
+  let sandbox: RunningSandbox;
+  const dirs: string[] = [];
+  const served: string[] = [];
+
+  before(async () => {
+    backends = await testBackends();
+    sandbox = await startSandbox({ seed: 'monitors-pg', portBase: 0, host: '127.0.0.1', observe: (answer) => served.push(answer.path) });
+  });
+  after(async () => {
+    await sandbox.close();
+    await backends.drop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('each slot runs once, on one node, and goes on when a node stops; one credit per run, no refunds', async () => {
+    const url = await backends.freshDatabaseUrl();
+    const prefix = backends.freshPrefix();
+    const env = () => {
+      const dir = mkdtempSync(join(tmpdir(), 'monitors-pg-'));
+      dirs.push(dir);
+      return { ...sandbox.env, DATA_DIR: dir, DATABASE_URL: url, REDIS_URL: backends.redisUrl, REDIS_PREFIX: prefix, MIGRATE: 'auto' };
+    };
+    const a = await node(env());
+    const b = await node(env());
+    let aStopped = false;
+    try {
+      const { teamId, key } = await team(a.stores, 1_000);
+      const api = client(a.base, key);
+      const viaB = client(b.base, key);
+      const created = await api.create({ endpoint: PROFILE, params: { username: 'lunavoss' }, interval: '1s' });
+      await until('four runs', () => viaB.runs(created.id), (runs) => runs.length >= 4);
+      // A node goes away between slots; the other takes every later slot.
+      await a.running.stop();
+      aStopped = true;
+      const before = (await viaB.runs(created.id)).length;
+      await until('three runs on the other node', () => viaB.runs(created.id), (runs) => runs.length >= before + 3);
+      await viaB.call('PATCH', `/v1/monitors/${created.id}`, { status: 'paused' });
+      await sleep(1_500);
+      const runs = await viaB.runs(created.id);
+      assert.equal(new Set(runs.map((run) => run.at)).size, runs.length, 'one run per slot');
+      const made = async (n: Node) => (await n.running.app.metrics.monitorRuns.get()).values.reduce((sum, value) => sum + value.value, 0);
+      assert.equal((await made(a)) + (await made(b)), runs.length, 'no node ran a slot another recorded');
+      const entries = await b.stores.ledger.entries(teamId, 10_000);
+      assert.equal(entries.filter((entry) => entry.reason === 'refund').length, 0, 'no run was refunded (none ran twice)');
+      assert.equal(entries.filter((entry) => entry.reason === 'charge').length, runs.filter((run) => run.status === 'succeeded').length);
+      assert.equal(await ledgerMatches(b.stores, teamId), 1_000 - runs.filter((run) => run.status === 'succeeded').length);
+      const ordered = [...runs].sort((x, y) => Date.parse(x.startedAt) - Date.parse(y.startedAt));
+      for (let i = 1; i < ordered.length; i++) assert.ok(Date.parse(ordered[i]?.startedAt as string) >= Date.parse(ordered[i - 1]?.finishedAt as string), 'never overlapping');
+    } finally {
+      if (!aStopped) await a.running.stop();
+      await b.running.stop();
+    }
+  });
+});
