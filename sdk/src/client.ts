@@ -3,6 +3,7 @@
 // answer into its code's error class. It needs nothing but `fetch`.
 import { ConnectionError, PageScrapeError, TimeoutError, UnexpectedResponseError, type ErrorDetail } from './errors.ts';
 import { ENDPOINTS, ERRORS, EndpointMethods, type Endpoints } from './generated.ts';
+import { Monitors } from './monitors.ts';
 import type { ApiResponse, ClientOptions, PaginateOptions, RequestOptions } from './types.ts';
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
@@ -35,6 +36,8 @@ export class PageScrape extends EndpointMethods {
   readonly #apiKey: string;
   readonly #fetch: typeof fetch;
   readonly #defaults: typeof DEFAULTS;
+  /** Monitors: pages watched on a schedule, each change a JSON Patch (`client.monitors.create({ … })`). */
+  readonly monitors: Monitors;
 
   constructor(options: ClientOptions = {}) {
     super();
@@ -50,6 +53,39 @@ export class PageScrape extends EndpointMethods {
       maxRetries: options.maxRetries ?? DEFAULTS.maxRetries,
       maxRetryDelayMs: options.maxRetryDelayMs ?? DEFAULTS.maxRetryDelayMs,
     };
+    this.monitors = new Monitors((method, path, body, query, requestOptions) => this.send(method, path, body, query, requestOptions));
+  }
+
+  /**
+   * Sends a request other than a scrape (a monitor's creation, change, deletion or run) and
+   * answers its `data` and `meta`. A POST carries an `Idempotency-Key` made here and kept across
+   * its own retries, so that every failure may be retried without doing it twice; retries as
+   * `get` does.
+   */
+  async send<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, query: Record<string, unknown> = {}, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const url = this.#url(path, query);
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (method === 'POST') headers['idempotency-key'] = globalThis.crypto.randomUUID();
+    const init = { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
+    const maxRetries = options.maxRetries ?? this.#defaults.maxRetries;
+    for (let attempt = 0; ; attempt++) {
+      options.signal?.throwIfAborted();
+      let error: PageScrapeError;
+      try {
+        return (await this.#attempt(url, options, init)) as ApiResponse<T>;
+      } catch (caught) {
+        if (!(caught instanceof PageScrapeError)) throw caught;
+        error = caught;
+      }
+      // Every request sent here is safe to repeat: a POST under its key, PATCH and DELETE by their nature.
+      const retryable = error instanceof ConnectionError || RETRYABLE_STATUSES.has(error.status) || error.code === 'IDEMPOTENCY_IN_PROGRESS';
+      if (!retryable || attempt >= maxRetries) throw error;
+      const delay = this.#delay(error, attempt);
+      if (delay === null) throw error;
+      options.onRetry?.({ error, retry: attempt + 1, maxRetries, delayMs: delay });
+      await sleep(delay, options.signal);
+    }
   }
 
   /**
@@ -137,7 +173,7 @@ export class PageScrape extends EndpointMethods {
   }
 
   /** One request: answers the envelope, or throws a `PageScrapeError` (or the signal's reason). */
-  async #attempt(url: string, options: RequestOptions): Promise<ApiResponse<unknown>> {
+  async #attempt(url: string, options: RequestOptions, sent: { method: string; headers: Record<string, string>; body?: string } = { method: 'GET', headers: {} }): Promise<ApiResponse<unknown>> {
     const timeoutMs = options.timeoutMs ?? this.#defaults.timeoutMs;
     const controller = new AbortController();
     const timeout = new TimeoutError(`No complete answer within ${timeoutMs} ms.`, { code: 'TIMEOUT', status: 0 });
@@ -147,7 +183,12 @@ export class PageScrape extends EndpointMethods {
     let response: Response;
     let text: string;
     try {
-      response = await this.#fetch(url, { headers: { 'x-api-key': this.#apiKey, accept: 'application/json' }, signal: controller.signal });
+      response = await this.#fetch(url, {
+        method: sent.method,
+        headers: { ...sent.headers, 'x-api-key': this.#apiKey, accept: 'application/json' },
+        ...(sent.body === undefined ? {} : { body: sent.body }),
+        signal: controller.signal,
+      });
       text = await response.text();
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;

@@ -14,6 +14,11 @@ import { openStores } from '../../src/store/open.ts';
 import type { AccountEvent, Stores } from '../../src/store/types.ts';
 import { startSandbox, type RunningSandbox } from '../../sandbox/server.ts';
 import { testBackends, type TestBackends } from '../support/backends.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { PageScrape } from '../../sdk/dist/index.js';
+
+const CLI = join(import.meta.dirname, '..', '..', 'sdk', 'dist', 'cli.js');
 
 type Json = Record<string, unknown>;
 interface Monitor {
@@ -272,6 +277,36 @@ describe('monitors on the embedded store', () => {
     const monitor = await api.monitor(created.id);
     assert.equal(monitor.runs, 2);
     assert.ok(Date.parse(monitor.nextRunAt as string) > Date.now() + 23 * 3600_000);
+  });
+
+  test('the SDK (client.monitors) and the command line (pagescrape monitor create … --every --watch, monitor runs)', async () => {
+    const { key } = await team(service.stores, 10);
+    const sdk = new PageScrape({ apiKey: key, baseUrl: service.base, maxRetries: 0 });
+    const created = await sdk.monitors.create({ endpoint: PROFILE, params: { username: 'lunavoss' }, interval: '1d', watch: ['/profile/subscriberCount'] });
+    assert.match(created.data.id, /^mon_/);
+    await until('the baseline run', () => sdk.monitors.get(created.data.id), (found) => found.data.runs === 1);
+    const run = await sdk.monitors.run(created.data.id);
+    assert.equal(run.data.status, 'succeeded');
+    assert.equal(run.meta.creditsCharged, 1);
+    assert.equal((await sdk.monitors.runs(created.data.id)).data.runs.length, 2);
+    assert.equal((await sdk.monitors.pause(created.data.id)).data.status, 'paused');
+    assert.equal((await sdk.monitors.resume(created.data.id)).data.status, 'active');
+    const all = [];
+    for await (const monitor of sdk.monitors.all()) all.push(monitor.id);
+    assert.deepEqual(all, [created.data.id]);
+    assert.deepEqual((await sdk.monitors.delete(created.data.id)).data, { id: created.data.id, deleted: true });
+    await assert.rejects(sdk.monitors.get(created.data.id), (error: Error & { code?: string }) => error.code === 'NOT_FOUND');
+
+    const env = { ...process.env, PAGESCRAPE_API_KEY: key, PAGESCRAPE_BASE_URL: service.base };
+    const cli = promisify(execFile);
+    const made = await cli(process.execPath, [CLI, 'monitor', 'create', PROFILE, '--username', 'lunavoss', '--every', '1h', '--watch', '/profile/subscriberCount', '--label', 'cli'], { env });
+    const monitor = (JSON.parse(made.stdout) as { data: Monitor & { label: string } }).data;
+    assert.deepEqual([monitor.interval, monitor.watch, monitor.label], ['1h', ['/profile/subscriberCount'], 'cli']);
+    await until('its first run', () => sdk.monitors.get(monitor.id), (found) => found.data.runs === 1);
+    const runs = await cli(process.execPath, [CLI, 'monitor', 'runs', monitor.id], { env });
+    assert.equal((JSON.parse(runs.stdout) as { data: { runs: Run[] } }).data.runs.length, 1);
+    await assert.rejects(cli(process.execPath, [CLI, 'monitor', 'create', PROFILE, '--username', 'lunavoss'], { env }), (error: { code?: number; stderr?: string }) => error.code === 2 && /--every/.test(String(error.stderr)));
+    await cli(process.execPath, [CLI, 'monitor', 'delete', monitor.id], { env });
   });
 
   test('validation (422 with JSON paths, the endpoint’s own rules), team scope (404), Idempotency-Key, the bound per team, cursors', async () => {

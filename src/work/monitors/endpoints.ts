@@ -99,7 +99,7 @@ export const RunView = Obj({
   error: Nullable(Obj({ code: Str(), message: Str() })),
 });
 
-const Paging = Obj({ cursor: Nullable(Str({ description: 'Pass as `cursor` for the next page; null on the last.' })), hasMore: Bool() });
+export const Paging = Obj({ cursor: Nullable(Str({ description: 'Pass as `cursor` for the next page; null on the last.' })), hasMore: Bool() });
 
 type MonitorViewT = Static<typeof MonitorView>;
 type RunViewT = Static<typeof RunView>;
@@ -239,7 +239,7 @@ function targetOf(endpoint: string, params: Record<string, string>, runtimes: Re
   if ('error' in checked) for (const detail of checked.error.details ?? []) details.push({ path: `params.${detail.path}`, message: detail.message });
 }
 
-const CreateBody = Obj({
+export const CreateBody = Obj({
   endpoint: Type.String({ minLength: 1, maxLength: 200, description: 'The path of a scraping endpoint, e.g. `/v1/snapmsg/profile` (a listing is monitored on its first page).' }),
   params: Type.Record(Type.String(), Type.String({ maxLength: 4096 }), {
     maxProperties: MAX_PARAMS,
@@ -252,7 +252,7 @@ const CreateBody = Obj({
   label: Type.Optional(Label),
 });
 
-const UpdateBody = Type.Object(
+export const UpdateBody = Type.Object(
   {
     interval: Type.Optional(Interval),
     cron: Type.Optional(Cron),
