@@ -45,6 +45,7 @@ const NAV = [
   ['Keys', '/dashboard/keys'],
   ['Usage', '/dashboard/usage'],
   ['Ledger', '/dashboard/ledger'],
+  ['Monitors', '/dashboard/monitors'],
   ['Try it', '/dashboard/try'],
 ] as const;
 

@@ -13,6 +13,7 @@ import { barChart, columnChart, SHARE } from './charts.ts';
 import { html, notice, page, PageError, sendPage, table, type Html } from './html.ts';
 import type { DashboardOptions } from './plugin.ts';
 import type { SignedIn } from './session.ts';
+import { monitorsPage } from './monitors.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const RECORDS_PER_PAGE = 50;
@@ -557,4 +558,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
       <pre aria-label="Response JSON"><code>${pretty}</code></pre>`;
     return tryPage(request, reply, endpoint, values, key.id, result);
   });
+
+  // ---- Monitors (monitors.ts)
+  monitorsPage(app, { stores, now, scopeOf, show, csrfField });
 };
