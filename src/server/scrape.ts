@@ -253,6 +253,11 @@ export class ScrapeService {
     }
   }
 
+  /** Counts the credit of a `scrapeFor` kept by the store (with the run it paid for). */
+  charged(runtime: EndpointRuntime): void {
+    this.#metrics.creditsCharged.inc({ endpoint: runtime.endpoint.id });
+  }
+
   /** Keeps (`keep`) or gives back the credit of a `scrapeFor`; the credits charged (0 or 1). */
   async settle(runtime: EndpointRuntime, reservationId: string, keep: boolean): Promise<number> {
     if (!keep) {

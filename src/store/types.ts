@@ -545,6 +545,12 @@ export interface MonitorOutcome {
   nextRunAt: number;
   /** A succeeded run's data as compared, to become the last good data. */
   data?: string;
+  /**
+   * The run's credit reservation, kept (committed) in the same transaction as the run is
+   * recorded: a run is charged exactly when it is stored. A reservation already refunded (its
+   * deadline passed) is not charged, and the run is recorded with 0 credits.
+   */
+  reservationId?: string | null;
   /** Recorded in the same transaction (`monitor.changed`). */
   event?: { type: EventType; data: Record<string, unknown> } | null;
   /** `monitor.failed`'s data, recorded in the same transaction when this failure is the streak's `failureThreshold`th or later and none was recorded for it yet. */
@@ -571,8 +577,12 @@ export interface MonitorStore {
   claimDue(owner: string, now: number, lockedUntil: number): Promise<ClaimedMonitor | null>;
   /** Takes this monitor now (a run asked for), due or not: `running` when a run holds it, null when unknown. */
   claimNow(teamId: string, id: string, owner: string, now: number, lockedUntil: number): Promise<ClaimedMonitor | 'running' | null>;
-  /** Records the run and its effect on the monitor, frees the lock; false (nothing written) when the lock is no longer `owner`'s or the monitor is gone. */
-  finish(monitorId: string, owner: string, outcome: MonitorOutcome): Promise<boolean>;
+  /**
+   * Records the run and its effect on the monitor, keeps its credit, frees the lock, in one
+   * transaction: the run as recorded, or null (nothing written) when the lock is no longer
+   * `owner`'s, the monitor is gone, or its slot was recorded already.
+   */
+  finish(monitorId: string, owner: string, outcome: MonitorOutcome): Promise<MonitorRun | null>;
   /** Newest first (by slot); before the slot `before` when given. */
   runs(teamId: string, monitorId: string, limit: number, before?: number): Promise<MonitorRun[]>;
   /** Deletes the runs finished before `before` (epoch ms); returns how many. */

@@ -145,19 +145,47 @@ export function monitorBehaviour(name: string, open: OpenMonitorStores): void {
         assert.equal(again?.monitor.id, late.id);
         assert.equal(again?.slot, T0 - 5_000);
         // node-a's late end is refused: the lock is node-c's now.
-        assert.equal(await s.monitors.finish(late.id, 'node-a', outcome(run(late.id, T0 - 5_000, 'succeeded'), T0 + 55_000, { data: '{"a":1}' })), false);
-        assert.equal(await s.monitors.finish(late.id, 'node-c', outcome(run(late.id, T0 - 5_000, 'succeeded'), T0 + 55_000, { data: '{"a":1}' })), true);
+        assert.equal(await s.monitors.finish(late.id, 'node-a', outcome(run(late.id, T0 - 5_000, 'succeeded'), T0 + 55_000, { data: '{"a":1}' })), null);
+        assert.ok(await s.monitors.finish(late.id, 'node-c', outcome(run(late.id, T0 - 5_000, 'succeeded'), T0 + 55_000, { data: '{"a":1}' })));
         const after = await s.monitors.get(teamId, late.id);
         assert.equal(after?.nextRunAt, T0 + 55_000);
         assert.equal(after?.runs, 1);
         assert.equal(after?.lastRunAt, T0 - 5_000 + 10);
         assert.equal((await s.monitors.runs(teamId, late.id, 10)).length, 1, 'one run recorded for the slot');
         // node-b's lock expired but nobody took its run: its end still counts.
-        assert.equal(await s.monitors.finish(due.id, 'node-b', outcome(run(due.id, T0, 'failed'), T0 + 120_000)), true);
+        assert.ok(await s.monitors.finish(due.id, 'node-b', outcome(run(due.id, T0, 'failed'), T0 + 120_000)));
         const next = await s.monitors.claimDue('node-a', T0 + 55_000, T0 + 90_000);
         assert.equal(next?.monitor.id, late.id);
         assert.equal(next?.lastData, '{"a":1}');
         assert.equal(next?.lastGoodAt, T0 - 5_000);
+      }));
+
+    test("finish keeps the run's credit in the same transaction; a reservation already refunded records the run uncharged; an unrecorded run keeps nothing", () =>
+      withStores(async (s, teamId, fresh) => {
+        const m = await s.monitors.create(fresh(), 10);
+        assert.ok(m);
+        const reserve = async (id: string) => {
+          const reserved = await s.ledger.reserve(teamId, 1, id, T0 + 60_000);
+          assert.ok(reserved.ok);
+          return reserved.reservationId;
+        };
+        const kept = await reserve('req_kept');
+        assert.ok(await s.monitors.claimNow(teamId, m.id, 'node', T0, T0 + 30_000));
+        const recorded = await s.monitors.finish(m.id, 'node', outcome(run(m.id, T0, 'succeeded'), T0 + 60_000, { data: '{}', reservationId: kept }));
+        assert.equal(recorded?.creditsCharged, 1);
+        assert.equal((await s.ledger.refund(kept)).refunded, false, 'committed with the run');
+
+        const late = await reserve('req_late');
+        assert.equal(await s.ledger.refundExpired(T0 + 120_000), 1, 'its deadline passed');
+        assert.ok(await s.monitors.claimNow(teamId, m.id, 'node', T0 + 1, T0 + 30_000));
+        const uncharged = await s.monitors.finish(m.id, 'node', outcome(run(m.id, T0 + 1, 'succeeded'), T0 + 60_000, { data: '{}', reservationId: late }));
+        assert.equal(uncharged?.creditsCharged, 0);
+        assert.equal((await s.monitors.runs(teamId, m.id, 10)).find((r) => r.at === T0 + 1)?.creditsCharged, 0);
+
+        const lost = await reserve('req_lost');
+        assert.equal(await s.monitors.finish(m.id, 'someone-else', outcome(run(m.id, T0 + 2, 'succeeded'), T0 + 60_000, { reservationId: lost })), null);
+        assert.equal((await s.ledger.refund(lost)).refunded, true, 'still pending: its caller gives it back');
+        assert.equal(await s.ledger.balance(teamId), 9);
       }));
 
     test('racing claims of one due monitor: exactly one takes it', () =>
@@ -236,7 +264,7 @@ export function monitorBehaviour(name: string, open: OpenMonitorStores): void {
 
         // The same slot twice (a second node finishing a slot already recorded): refused, nothing written.
         await take(T0 + 9000);
-        assert.equal(await s.monitors.finish(m.id, 'node', outcome(run(m.id, T0 + 9000, 'succeeded'), T0 + 99_000)), false);
+        assert.equal(await s.monitors.finish(m.id, 'node', outcome(run(m.id, T0 + 9000, 'succeeded'), T0 + 99_000)), null);
         assert.equal((await s.monitors.get(teamId, m.id))?.runs, 10);
 
         assert.equal(await s.monitors.pruneRuns(T0 + 3000), 3, 'runs finished before the bound go');

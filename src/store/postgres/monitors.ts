@@ -39,6 +39,8 @@ const SQL = {
              last_change_at = coalesce($7, last_change_at)
            WHERE id = $8 AND lock_owner = $9`,
   event: 'INSERT INTO events (id, team_id, type, data) VALUES ($1, $2, $3, $4)',
+  keep: "UPDATE reservations SET state = 'committed' WHERE id = $1 AND state = 'pending'",
+  uncharged: 'UPDATE monitor_runs SET credits = 0 WHERE id = $1',
   runs: `SELECT ${RUN_COLUMNS.split(', ').map((column) => `r.${column}`).join(', ')} FROM monitor_runs r JOIN monitors m ON m.id = r.monitor_id
          WHERE m.team_id = $1 AND r.monitor_id = $2 AND r.at < $3 ORDER BY r.at DESC LIMIT $4`,
   prune: 'DELETE FROM monitor_runs WHERE seq IN (SELECT seq FROM monitor_runs WHERE finished_at < $1 LIMIT $2)',
@@ -126,8 +128,13 @@ export function monitorStore(db: Db): MonitorStore {
       const { run } = outcome;
       return db.transaction(async (client) => {
         const mine = (await client.query(SQL.owned, [monitorId, owner])).rows[0] as Record<string, unknown> | undefined;
-        if (!mine) return false;
-        if ((await client.query(SQL.insertRun, runValues(run, (b) => b))).rowCount !== 1) return false;
+        if (!mine) return null;
+        if ((await client.query(SQL.insertRun, runValues(run, (b) => b))).rowCount !== 1) return null;
+        let recorded = run;
+        if (outcome.reservationId && (await client.query(SQL.keep, [outcome.reservationId])).rowCount !== 1) {
+          await client.query(SQL.uncharged, [run.id]);
+          recorded = { ...run, creditsCharged: 0 };
+        }
         let failures = Number(mine.consecutive_failures);
         let alerted = Boolean(mine.failure_alerted);
         const teamId = mine.team_id as string;
@@ -154,7 +161,7 @@ export function monitorStore(db: Db): MonitorStore {
           monitorId,
           owner,
         ]);
-        return true;
+        return recorded;
       });
     },
 

@@ -36,6 +36,8 @@ const SQL = {
              last_change_at = coalesce(?, last_change_at)
            WHERE id = ? AND lock_owner = ?`,
   event: 'INSERT INTO events (id, team_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)',
+  keep: "UPDATE reservations SET state = 'committed' WHERE id = ? AND state = 'pending'",
+  uncharged: 'UPDATE monitor_runs SET credits = 0 WHERE id = ?',
   runs: `SELECT r.${RUN_COLUMNS.split(', ').join(', r.')} FROM monitor_runs r JOIN monitors m ON m.id = r.monitor_id
          WHERE m.team_id = ? AND r.monitor_id = ? AND r.at < ? ORDER BY r.at DESC LIMIT ?`,
   prune: 'DELETE FROM monitor_runs WHERE seq IN (SELECT seq FROM monitor_runs WHERE finished_at < ? LIMIT ?)',
@@ -129,8 +131,13 @@ export function monitorStore(c: Connection): MonitorStore {
       const { run } = outcome;
       return c.txGrouped(() => {
         const mine = st.owned.get(monitorId, owner);
-        if (!mine) return false;
-        if (Number(st.insertRun.run(...(runValues(run, (b) => (b ? 1 : 0)) as (string | number | null)[])).changes) !== 1) return false;
+        if (!mine) return null;
+        if (Number(st.insertRun.run(...(runValues(run, (b) => (b ? 1 : 0)) as (string | number | null)[])).changes) !== 1) return null;
+        let recorded = run;
+        if (outcome.reservationId && Number(st.keep.run(outcome.reservationId).changes) !== 1) {
+          st.uncharged.run(run.id);
+          recorded = { ...run, creditsCharged: 0 };
+        }
         let failures = Number(mine.consecutive_failures);
         let alerted = Boolean(mine.failure_alerted);
         const at = new Date(run.finishedAt).toISOString();
@@ -158,7 +165,7 @@ export function monitorStore(c: Connection): MonitorStore {
           monitorId,
           owner,
         );
-        return true;
+        return recorded;
       });
     },
 

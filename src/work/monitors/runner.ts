@@ -174,12 +174,14 @@ export class MonitorRunner {
       requestId,
     };
     const schedule = monitor.interval !== null ? { interval: monitor.interval, cron: null, timezone: monitor.timezone } : { interval: null, cron: monitor.cron as string, timezone: monitor.timezone };
-    let finished = false;
+    let recorded: MonitorRun | null = null;
     try {
-      finished = await this.#o.store.finish(monitor.id, claim.owner, {
+      recorded = await this.#o.store.finish(monitor.id, claim.owner, {
         run,
         nextRunAt: nextSlot(schedule, Math.max(finishedAt, claim.slot), claim.slot),
         ...(data === undefined ? {} : { data }),
+        // Kept in the same transaction: the run is charged exactly when it is recorded.
+        reservationId,
         event: changed ? { type: 'monitor.changed', data: { monitor: monitor.id, run: run.id, patch, previousAt: iso(claim.lastGoodAt) } } : null,
         failedEvent: { monitor: monitor.id, run: run.id, error: run.error },
         failureThreshold: FAILURE_THRESHOLD,
@@ -187,16 +189,20 @@ export class MonitorRunner {
     } catch (storeError) {
       log.error({ err: storeError }, 'monitor run not recorded; it runs again once its lock expires');
     }
-    if (!finished) log.warn('monitor run not recorded: the monitor was deleted or its run taken over');
     if (reservationId !== null && runtime) {
-      try {
-        const charged = await scraper.settle(runtime, reservationId, finished);
-        if (finished && charged === 0) log.warn({ reservationId }, "monitor run's reservation refunded as abandoned before its commit; not charged");
-      } catch (storeError) {
-        // The reservation stays pending until its deadline, then is refunded by the sweep.
-        log.error({ err: storeError, reservationId }, 'monitor run credit not settled');
-      }
+      if (recorded === null) {
+        // Not recorded (the monitor deleted, its run taken over, the store down): the credit goes back.
+        log.warn('monitor run not recorded: the monitor was deleted or its run taken over; its credit is refunded');
+        try {
+          await scraper.settle(runtime, reservationId, false);
+        } catch (storeError) {
+          // The reservation stays pending until its deadline, then is refunded by the sweep.
+          log.error({ err: storeError, reservationId }, 'monitor run credit not refunded yet');
+        }
+      } else if (recorded.creditsCharged === 1) scraper.charged(runtime);
+      else log.warn({ reservationId }, "monitor run's reservation refunded as abandoned before its run was recorded; not charged");
     }
+    const finished = recorded !== null;
     metrics.monitorRuns.inc({ outcome: status });
     if (changed && finished) metrics.monitorChanges.inc();
     this.#o.addRecord({
@@ -208,10 +214,10 @@ export class MonitorRunner {
       endpoint: monitor.endpoint,
       status: error ? error.status : 200,
       errorCode: error ? error.code : null,
-      credits: finished ? run.creditsCharged : 0,
+      credits: recorded?.creditsCharged ?? 0,
       cached: false,
       durationMs: finishedAt - startedAt,
     });
-    return finished ? run : null;
+    return recorded;
   }
 }
