@@ -543,6 +543,11 @@ export interface MonitorOutcome {
   run: MonitorRun;
   /** The next slot (epoch ms). */
   nextRunAt: number;
+  /**
+   * The monitor's next slot when the run took it: `nextRunAt` is set only if it is still that
+   * (a change of schedule or a resume made meanwhile keeps its own); absent: set regardless.
+   */
+  claimedNextRunAt?: number;
   /** A succeeded run's data as compared, to become the last good data. */
   data?: string;
   /**

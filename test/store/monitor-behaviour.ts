@@ -188,6 +188,21 @@ export function monitorBehaviour(name: string, open: OpenMonitorStores): void {
         assert.equal(await s.ledger.balance(teamId), 9);
       }));
 
+    test('a change of schedule made during a run keeps its own next slot', () =>
+      withStores(async (s, teamId, fresh) => {
+        const m = await s.monitors.create(fresh({ nextRunAt: T0 }), 10);
+        assert.ok(m);
+        const claim = await s.monitors.claimDue('node', T0, T0 + 30_000);
+        assert.equal(claim?.monitor.nextRunAt, T0);
+        await s.monitors.update(teamId, m.id, { schedule: { interval: 7200, cron: null, timezone: 'UTC' }, nextRunAt: T0 + 7_200_000 });
+        assert.ok(await s.monitors.finish(m.id, 'node', outcome(run(m.id, T0, 'succeeded'), T0 + 60_000, { claimedNextRunAt: T0 })));
+        assert.equal((await s.monitors.get(teamId, m.id))?.nextRunAt, T0 + 7_200_000);
+        const next = await s.monitors.claimNow(teamId, m.id, 'node', T0 + 1, T0 + 30_000);
+        assert.ok(next && next !== 'running');
+        assert.ok(await s.monitors.finish(m.id, 'node', outcome(run(m.id, T0 + 1, 'succeeded'), T0 + 7_200_001, { claimedNextRunAt: next.monitor.nextRunAt })));
+        assert.equal((await s.monitors.get(teamId, m.id))?.nextRunAt, T0 + 7_200_001, 'unchanged meanwhile: the run sets it');
+      }));
+
     test('racing claims of one due monitor: exactly one takes it', () =>
       withStores(async (s, _teamId, fresh, another) => {
         const m = await s.monitors.create(fresh({ nextRunAt: T0 }), 10);

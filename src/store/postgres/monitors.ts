@@ -34,7 +34,8 @@ const SQL = {
   exists: 'SELECT 1 AS one FROM monitors WHERE team_id = $1 AND id = $2',
   owned: 'SELECT team_id, consecutive_failures, failure_alerted FROM monitors WHERE id = $1 AND lock_owner = $2 FOR UPDATE',
   insertRun: `INSERT INTO monitor_runs (${RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (monitor_id, at) DO NOTHING`,
-  finish: `UPDATE monitors SET lock_owner = NULL, locked_until = NULL, next_run_at = $1, last_run_at = $2, runs = runs + 1,
+  finish: `UPDATE monitors SET lock_owner = NULL, locked_until = NULL,
+             next_run_at = CASE WHEN $10::bigint IS NULL OR next_run_at = $10::bigint THEN $1 ELSE next_run_at END, last_run_at = $2, runs = runs + 1,
              consecutive_failures = $3, failure_alerted = $4, last_data = coalesce($5, last_data), last_good_at = coalesce($6, last_good_at),
              last_change_at = coalesce($7, last_change_at)
            WHERE id = $8 AND lock_owner = $9`,
@@ -160,6 +161,7 @@ export function monitorStore(db: Db): MonitorStore {
           run.changed ? Math.trunc(run.finishedAt) : null,
           monitorId,
           owner,
+          outcome.claimedNextRunAt === undefined ? null : Math.trunc(outcome.claimedNextRunAt),
         ]);
         return recorded;
       });

@@ -31,7 +31,7 @@ const SQL = {
   anyDue: "SELECT 1 AS one FROM monitors WHERE status = 'active' AND next_run_at <= ? AND (locked_until IS NULL OR locked_until < ?) LIMIT 1",
   insertRun: `INSERT INTO monitor_runs (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (monitor_id, at) DO NOTHING`,
   owned: 'SELECT team_id, consecutive_failures, failure_alerted FROM monitors WHERE id = ? AND lock_owner = ?',
-  finish: `UPDATE monitors SET lock_owner = NULL, locked_until = NULL, next_run_at = ?, last_run_at = ?, runs = runs + 1,
+  finish: `UPDATE monitors SET lock_owner = NULL, locked_until = NULL, next_run_at = CASE WHEN ? IS NULL OR next_run_at = ? THEN ? ELSE next_run_at END, last_run_at = ?, runs = runs + 1,
              consecutive_failures = ?, failure_alerted = ?, last_data = coalesce(?, last_data), last_good_at = coalesce(?, last_good_at),
              last_change_at = coalesce(?, last_change_at)
            WHERE id = ? AND lock_owner = ?`,
@@ -154,7 +154,10 @@ export function monitorStore(c: Connection): MonitorStore {
         }
         if (outcome.event) st.event.run(newId('evt'), teamId, outcome.event.type, JSON.stringify(outcome.event.data), at);
         const succeeded = run.status === 'succeeded';
+        const claimed = outcome.claimedNextRunAt === undefined ? null : Math.trunc(outcome.claimedNextRunAt);
         st.finish.run(
+          claimed,
+          claimed,
           Math.trunc(outcome.nextRunAt),
           Math.trunc(run.startedAt),
           failures,

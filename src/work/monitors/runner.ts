@@ -179,6 +179,8 @@ export class MonitorRunner {
       recorded = await this.#o.store.finish(monitor.id, claim.owner, {
         run,
         nextRunAt: nextSlot(schedule, Math.max(finishedAt, claim.slot), claim.slot),
+        // A new schedule or a resume made during the run keeps the slot it set.
+        claimedNextRunAt: monitor.nextRunAt,
         ...(data === undefined ? {} : { data }),
         // Kept in the same transaction: the run is charged exactly when it is recorded.
         reservationId,
