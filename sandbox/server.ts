@@ -39,6 +39,11 @@ export interface SandboxControl {
    * that changed its pages does (their mappings then fail as unrecognised), or the old one again.
    */
   changed(platform: SandboxPlatform['name'], changed?: boolean): void;
+  /**
+   * Rewrites the text of a platform's 200 answers (`edit` given the path and the body), as a page
+   * that changed between two visits (a follower more); null serves them as generated again.
+   */
+  rewrite(platform: SandboxPlatform['name'], edit: ((path: string, body: string) => string) | null): void;
 }
 
 /** One answer of the sandbox: status 0 is a reset connection; `bytes` is the body before compression. */
@@ -69,6 +74,7 @@ interface Conditions {
   blocked: Set<string>;
   down: Map<string, boolean>;
   changed: Set<string>;
+  rewrites: Map<string, (path: string, body: string) => string>;
   startedAt: number;
 }
 
@@ -171,6 +177,8 @@ function serve(platform: SandboxPlatform, options: Settings, conditions: Conditi
         const json = /json/.test(response.headers?.['content-type'] ?? '');
         response.body = json ? CHANGED_JSON : CHANGED_HTML;
       }
+      const rewrite = conditions.rewrites.get(platform.name);
+      if (rewrite && response.status === 200) response.body = rewrite(`${url.pathname}${url.search}`, typeof response.body === 'string' ? response.body : response.body.toString('utf8'));
       const raw = typeof response.body === 'string' ? Buffer.from(response.body) : response.body;
       options.observe?.({ ...where, status: response.status, bytes: raw.length });
       const { body: payload, encoding } = encode(raw, headers['accept-encoding'] ?? '', url.pathname);
@@ -199,11 +207,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     blockedAddresses: options.blockedAddresses ?? [],
     outages: options.outages ?? {},
   };
-  const conditions: Conditions = { blocked: new Set(settings.blockedAddresses), down: new Map(), changed: new Set(), startedAt: Date.now() };
+  const conditions: Conditions = { blocked: new Set(settings.blockedAddresses), down: new Map(), changed: new Set(), rewrites: new Map(), startedAt: Date.now() };
   const control: SandboxControl = {
     block: (address, blocked = true) => void (blocked ? conditions.blocked.add(address) : conditions.blocked.delete(address)),
     down: (platform, down = true) => void conditions.down.set(platform, down),
     changed: (platform, changed = true) => void (changed ? conditions.changed.add(platform) : conditions.changed.delete(platform)),
+    rewrite: (platform, edit) => void (edit ? conditions.rewrites.set(platform, edit) : conditions.rewrites.delete(platform)),
   };
   const servers: Server[] = [];
   const origins = {} as Record<SandboxPlatform['name'], string>;

@@ -15,6 +15,7 @@ import type { ApiEndpoint } from '../src/endpoints/types.ts';
 import { ADVICE_OF, STATUS_OF, type ErrorCode } from '../src/server/errors.ts';
 import { ErrorEnvelope, Meta } from '../src/server/plugins/openapi.ts';
 import { fullQuerySchema } from '../src/server/query.ts';
+import { CreateBody, MonitorView, Paging, RunView, UpdateBody } from '../src/work/monitors/endpoints.ts';
 
 export const GENERATED = join(import.meta.dirname, '..', 'sdk', 'src', 'generated.ts');
 
@@ -27,7 +28,8 @@ const errorClass = (code: string): string => `${code.replace(/_ERROR$/, '').toLo
 const closed = (schema: TSchema): Record<string, unknown> => ({ ...(JSON.parse(JSON.stringify(schema)) as Record<string, unknown>), additionalProperties: false });
 
 async function typeOf(schema: TSchema, name: string): Promise<string> {
-  return compile(closed(schema), name, { bannerComment: '', additionalProperties: false, format: true });
+  // Bounded lists as plain arrays (the bound is the API's to check), not tuples of every length.
+  return compile(closed(schema), name, { bannerComment: '', additionalProperties: false, format: true, maxItems: -1 });
 }
 
 /** A JSDoc comment of `lines`. */
@@ -106,6 +108,13 @@ export async function generate(): Promise<string> {
     parts.push('  }');
   }
   parts.push('}', '');
+
+  // Monitors: their views and bodies, from the declarations of their endpoints (src/work/monitors/endpoints.ts).
+  parts.push(await typeOf(MonitorView, 'Monitor'));
+  parts.push(await typeOf(RunView, 'MonitorRun'));
+  parts.push(await typeOf(CreateBody, 'MonitorCreate'));
+  parts.push(await typeOf(UpdateBody, 'MonitorUpdate'));
+  parts.push(await typeOf(Paging, 'MonitorPaging'));
 
   const codes = Object.keys(STATUS_OF) as ErrorCode[];
   parts.push('/** Every error code of the API. */');

@@ -75,6 +75,12 @@ export interface Config {
   requestRecordsDays: number;
   /** Webhook deliveries: the address guard's switches, the retry schedule and the rest (WEBHOOK_*). */
   webhooks: WebhookConfig;
+  /**
+   * Monitors: the shortest interval (`MONITOR_MIN_INTERVAL_S`, default 900), monitors per team
+   * (`MONITOR_MAX_PER_TEAM`, 100), days runs are kept (`MONITOR_RUN_RETENTION_DAYS`, 30), and runs
+   * at once per node (`MONITOR_CONCURRENCY`, 16).
+   */
+  monitors: { minIntervalS: number; maxPerTeam: number; runRetentionDays: number; concurrency: number };
 }
 
 export interface WebhookConfig {
@@ -313,6 +319,12 @@ export function loadConfig(env: Env = process.env): Config {
     paceQueue: integer(env, 'UPSTREAM_QUEUE', 100, 1),
     migrateOnStart: migrateSetting(env.MIGRATE),
     requestRecordsDays: integer(env, 'REQUEST_RECORDS_DAYS', 90, 1),
+    monitors: {
+      minIntervalS: integer(env, 'MONITOR_MIN_INTERVAL_S', 900, 1),
+      maxPerTeam: integer(env, 'MONITOR_MAX_PER_TEAM', 100, 0),
+      runRetentionDays: integer(env, 'MONITOR_RUN_RETENTION_DAYS', 30, 1),
+      concurrency: integer(env, 'MONITOR_CONCURRENCY', 16, 1),
+    },
   };
 }
 

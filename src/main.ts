@@ -63,6 +63,7 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
         pollMs: config.webhooks.pollMs,
       },
     },
+    monitors: config.monitors,
   });
   app.metrics.watchProxies(() => Object.fromEntries(Object.keys(PLATFORM_ORIGINS).map((platform) => [platform, client.proxyStates(platform)])));
   const release = async () => {

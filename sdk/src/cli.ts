@@ -66,6 +66,9 @@ const HELP = `Usage:
   pagescrape get <path>[?<query>] [--<param> <value> …] [--idempotency-key <key>] [--all [--max-pages <n>] [--max-credits <n>]]
   pagescrape account
   pagescrape endpoints
+  pagescrape monitor create <path> (--every <duration> | --cron <expression> [--timezone <zone>])
+                     [--watch <pointer> …] [--label <text>] [--<param> <value> …]
+  pagescrape monitor list | show <id> | runs <id> | run <id> | pause <id> | resume <id> | delete <id>
 
   get        calls the endpoint at <path> with its parameters under their API names (as flags,
              or as the path's query string) and prints the answer ({ data, meta }) as JSON.
@@ -73,6 +76,10 @@ const HELP = `Usage:
              per line (NDJSON).
   account    prints the key's team, balance and rate limit.
   endpoints  lists every path, its parameters and whether it pages.
+  monitor    watches a page on a schedule: create prints the monitor; runs prints its runs
+             (newest first), each change as a JSON Patch; run runs it now and prints the run.
+             --every takes 30s, 15m, 6h, 1d; --watch (repeatable) keeps only the changes at or
+             under a JSON Pointer of the data, e.g. /profile/followers.
 
 Options:
   --all              follow the listing to its end. Standard error tells its progress (a line
@@ -102,6 +109,8 @@ Options:
 Examples:
   pagescrape get /v1/snapmsg/profile --username lunavoss
   pagescrape get /v1/socialnet/profile/posts --pageId 1000003242969379 --cache_max_age 1d --all --max-credits 200 > posts.ndjson
+  pagescrape monitor create /v1/snapmsg/profile --username lunavoss --every 1h --watch /profile/subscriberCount
+  pagescrape monitor runs mon_3q2VbX9kT0mW7yZ1aC4dE6fG
 
 Exit codes: 0 ok, 1 fault, 2 usage or invalid parameters, 3 key refused, 4 not enough credits,
 5 not found, 6 rate limited, 7 source failed, 8 service unavailable or unreachable,
@@ -125,6 +134,10 @@ interface Command {
   idempotencyKey: string | undefined;
   help: boolean;
   version: boolean;
+  /** `monitor`'s action: create, list, show, runs, run, pause, resume, delete. */
+  action?: string | undefined;
+  /** `monitor create`'s own options. */
+  monitor: { every?: string; cron?: string; timezone?: string; watch: string[]; label?: string };
 }
 
 const count = (flag: string, value: string): number => {
@@ -135,7 +148,7 @@ const count = (flag: string, value: string): number => {
 
 /** Reads the arguments: the command's own options are kebab-case, the endpoint's parameters keep their API names. */
 function parse(argv: readonly string[]): Command {
-  const parsed: Command = { command: undefined, path: undefined, params: {}, all: false, maxPages: undefined, maxCredits: undefined, quiet: false, baseUrl: undefined, apiKey: undefined, timeoutMs: undefined, maxRetries: undefined, idempotencyKey: undefined, help: false, version: false };
+  const parsed: Command = { command: undefined, path: undefined, params: {}, all: false, maxPages: undefined, maxCredits: undefined, quiet: false, baseUrl: undefined, apiKey: undefined, timeoutMs: undefined, maxRetries: undefined, idempotencyKey: undefined, help: false, version: false, monitor: { watch: [] } };
   const positional: string[] = [];
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] as string;
@@ -158,9 +171,22 @@ function parse(argv: readonly string[]): Command {
       else if (name === 'timeout') parsed.timeoutMs = Math.max(1, count('--timeout', value)) * 1000;
       else if (name === 'retries') parsed.maxRetries = count('--retries', value);
       else if (name === 'idempotency-key') parsed.idempotencyKey = value;
+      else if (name === 'every') parsed.monitor.every = value;
+      else if (name === 'cron') parsed.monitor.cron = value;
+      else if (name === 'timezone') parsed.monitor.timezone = value;
+      else if (name === 'watch') parsed.monitor.watch.push(value);
+      else if (name === 'label') parsed.monitor.label = value;
       else if (name === '') throw new UsageError('A parameter needs a name: --<param> <value>.');
       else parsed.params[name] = value;
     } else positional.push(argument);
+  }
+  if (positional[0] === 'monitor') {
+    // monitor <action> [<path or id>]
+    parsed.command = 'monitor';
+    parsed.action = positional[1];
+    parsed.path = positional[2];
+    if (positional.length > 3) throw new UsageError(`Unexpected argument ${JSON.stringify(positional.at(-1))}.`);
+    return parsed;
   }
   [parsed.command, parsed.path] = positional;
   // A path with its query string, as curl takes it: its parameters, unless a flag names them too.
@@ -191,6 +217,46 @@ function endpointAt(path: string | undefined, params: Record<string, string>, al
   }
   if (all && !endpoint.paging) throw new UsageError(`${path} does not page; --all works with ${Object.keys(ENDPOINTS).filter((other) => ENDPOINTS[other as keyof typeof ENDPOINTS].paging).join(', ')}.`);
   return path as keyof typeof ENDPOINTS;
+}
+
+const MONITOR_ACTIONS = ['create', 'list', 'show', 'runs', 'run', 'pause', 'resume', 'delete'];
+
+/** `monitor <action>`: one call of client.monitors; what it answers, to print. */
+async function monitorCommand(client: PageScrape, command: Command, options: { signal: AbortSignal; onRetry: (event: RetryEvent) => void }): Promise<unknown> {
+  const { action, path: target, monitor } = command;
+  if (!action || !MONITOR_ACTIONS.includes(action)) throw new UsageError(`monitor needs an action: ${MONITOR_ACTIONS.join(', ')}.`);
+  if (action === 'create') {
+    const path = endpointAt(target, command.params, false);
+    if ((monitor.every === undefined) === (monitor.cron === undefined)) throw new UsageError('monitor create needs --every <duration> (30s, 15m, 6h, 1d) or --cron <expression>, one of them.');
+    return client.monitors.create(
+      {
+        endpoint: path,
+        params: command.params,
+        ...(monitor.every === undefined ? {} : { interval: monitor.every }),
+        ...(monitor.cron === undefined ? {} : { cron: monitor.cron }),
+        ...(monitor.timezone === undefined ? {} : { timezone: monitor.timezone }),
+        ...(monitor.watch.length > 0 ? { watch: monitor.watch } : {}),
+        ...(monitor.label === undefined ? {} : { label: monitor.label }),
+      },
+      options,
+    );
+  }
+  if (action === 'list') return client.monitors.list({}, options);
+  if (!target) throw new UsageError(`monitor ${action} needs the monitor's id (mon_…).`);
+  switch (action) {
+    case 'show':
+      return client.monitors.get(target, options);
+    case 'runs':
+      return client.monitors.runs(target, {}, options);
+    case 'run':
+      return client.monitors.run(target, options);
+    case 'pause':
+      return client.monitors.pause(target, options);
+    case 'resume':
+      return client.monitors.resume(target, options);
+    default:
+      return client.monitors.delete(target, options);
+  }
 }
 
 /** The reader of standard output went away (`| head`): not an error, the command just stops. */
@@ -319,7 +385,11 @@ async function main(argv: readonly string[]): Promise<number> {
       await write(`${JSON.stringify(await client.account({}, options), null, 2)}\n`);
       return EXIT.ok;
     }
-    if (command.command !== 'get') throw new UsageError(`Unknown command ${JSON.stringify(command.command)}; the commands are get, account and endpoints.`);
+    if (command.command === 'monitor') {
+      await write(`${JSON.stringify(await monitorCommand(client, command, options), null, 2)}\n`);
+      return EXIT.ok;
+    }
+    if (command.command !== 'get') throw new UsageError(`Unknown command ${JSON.stringify(command.command)}; the commands are get, account, endpoints and monitor.`);
     const path = endpointAt(command.path, command.params, command.all);
     if (!command.all) {
       await write(`${JSON.stringify(await client.get(path, command.params, { ...options, idempotencyKey: command.idempotencyKey }), null, 2)}\n`);

@@ -4,6 +4,7 @@
 import { ConnectionError, PageScrapeError, TimeoutError, UnexpectedResponseError, type ErrorDetail } from './errors.ts';
 import { ENDPOINTS, ERRORS, EndpointMethods, type Changes, type Endpoints } from './generated.ts';
 import type { ApiResponse, ClientOptions, PaginateOptions, RequestOptions } from './types.ts';
+import { Monitors } from './monitors.ts';
 import { Webhooks } from './webhooks.ts';
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
@@ -69,6 +70,8 @@ export class PageScrape extends EndpointMethods {
   readonly #defaults: typeof DEFAULTS;
   /** The team's webhook endpoints (`/v1/webhooks`). */
   readonly webhooks = new Webhooks((method, path, body, options) => this.#send(method, path, body, options));
+  /** Monitors: pages watched on a schedule, each change a JSON Patch (`client.monitors.create({ … })`). */
+  readonly monitors = new Monitors((method, path, body, query, options) => this.send(method, path, body, query, options));
 
   constructor(options: ClientOptions = {}) {
     super();
@@ -84,6 +87,22 @@ export class PageScrape extends EndpointMethods {
       maxRetries: options.maxRetries ?? DEFAULTS.maxRetries,
       maxRetryDelayMs: options.maxRetryDelayMs ?? DEFAULTS.maxRetryDelayMs,
     };
+  }
+
+  /**
+   * Sends a request other than a scrape (a monitor's creation, change, deletion or run) and
+   * answers its `data` and `meta`. A POST carries an `Idempotency-Key` made here and kept across
+   * its own retries, so that every failure may be retried without doing it twice (PATCH and
+   * DELETE are safe to repeat by their nature); retries as `get` does.
+   */
+  async send<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, query: Record<string, unknown> = {}, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const call: Call = {
+      method,
+      url: this.#url(path, query),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      ...(method === 'POST' ? { idempotencyKey: newIdempotencyKey() } : {}),
+    };
+    return (await this.#call(call, options)) as ApiResponse<T>;
   }
 
   /**

@@ -1775,6 +1775,156 @@ export abstract class EndpointMethods {
   }
 }
 
+export interface Monitor {
+  /**
+   * `mon_…`.
+   */
+  id: string;
+  /**
+   * The endpoint it scrapes, e.g. `/v1/snapmsg/profile`.
+   */
+  endpoint: string;
+  /**
+   * The endpoint's query parameters.
+   */
+  params: {
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema definition
+     * via the `patternProperty` "^.*$".
+     */
+    [k: string]: string;
+  };
+  interval: string | null;
+  cron: string | null;
+  timezone: string;
+  watch: string[];
+  label: string | null;
+  status: "active" | "paused";
+  createdAt: string;
+  lastRunAt: string | null;
+  nextRunAt: string | null;
+  lastChangeAt: string | null;
+  /**
+   * Runs so far.
+   */
+  runs: number;
+  /**
+   * Failed runs in a row (the third sends `monitor.failed`).
+   */
+  consecutiveFailures: number;
+}
+
+export interface MonitorRun {
+  /**
+   * `run_…`.
+   */
+  id: string;
+  /**
+   * The slot it ran for (the time asked for a run made now).
+   */
+  at: string;
+  startedAt: string;
+  finishedAt: string;
+  /**
+   * `skipped`: no credits (not charged).
+   */
+  status: "succeeded" | "failed" | "skipped";
+  creditsCharged: number;
+  /**
+   * Its patch is not empty (a `monitor.changed` was sent).
+   */
+  changed: boolean;
+  patch:
+    | {
+        /**
+         * `add`, `remove` or `replace`.
+         */
+        op: string;
+        /**
+         * JSON Pointer into `data`.
+         */
+        path: string;
+        value?: unknown;
+        from?: string;
+      }[]
+    | null;
+  error: {
+    code: string;
+    message: string;
+  } | null;
+}
+
+export interface MonitorCreate {
+  /**
+   * The path of a scraping endpoint, e.g. `/v1/snapmsg/profile` (a listing is monitored on its first page).
+   */
+  endpoint: string;
+  /**
+   * The endpoint's own query parameters, checked as the endpoint checks them (not `cache_max_age`, `stale_if_error` or a cursor).
+   */
+  params: {
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema definition
+     * via the `patternProperty` "^.*$".
+     */
+    [k: string]: string;
+  };
+  /**
+   * Time between runs: a whole number and a unit, `s`, `m`, `h` or `d` (`"30s"`, `"15m"`, `"6h"`, `"1d"`); at least the minimum interval (15 minutes by default).
+   */
+  interval?: string;
+  /**
+   * A cron expression (5 fields, or 6 with seconds first) read in `timezone`; its runs at least the minimum interval apart. Give `interval` or `cron`, not both.
+   */
+  cron?: string;
+  /**
+   * IANA time zone of `cron` (`Europe/Paris`); default `UTC`.
+   */
+  timezone?: string;
+  /**
+   * Only changes at or under one of these JSON Pointers count (send `monitor.changed`, are kept in the run); empty or absent: every change.
+   *
+   * @maxItems 20
+   *
+   * Items: A JSON Pointer into `data`, e.g. `/profile/followers`.
+   */
+  watch?: string[];
+  label?: string | null;
+}
+
+export interface MonitorUpdate {
+  /**
+   * Time between runs: a whole number and a unit, `s`, `m`, `h` or `d` (`"30s"`, `"15m"`, `"6h"`, `"1d"`); at least the minimum interval (15 minutes by default).
+   */
+  interval?: string;
+  /**
+   * A cron expression (5 fields, or 6 with seconds first) read in `timezone`; its runs at least the minimum interval apart. Give `interval` or `cron`, not both.
+   */
+  cron?: string;
+  /**
+   * IANA time zone of `cron` (`Europe/Paris`); default `UTC`.
+   */
+  timezone?: string;
+  /**
+   * Only changes at or under one of these JSON Pointers count (send `monitor.changed`, are kept in the run); empty or absent: every change.
+   *
+   * @maxItems 20
+   *
+   * Items: A JSON Pointer into `data`, e.g. `/profile/followers`.
+   */
+  watch?: string[];
+  label?: string | null;
+  /**
+   * `paused` stops its runs; `active` resumes them (a run at once, then on schedule).
+   */
+  status?: "active" | "paused";
+}
+
+export interface MonitorPaging {
+  cursor: string | null;
+  hasMore: boolean;
+}
+
 /** Every error code of the API. */
 export type ErrorCode = 'BAD_REQUEST' | 'UNAUTHORIZED' | 'INSUFFICIENT_CREDITS' | 'KEY_CREDIT_LIMIT' | 'FORBIDDEN' | 'NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'REQUEST_TIMEOUT' | 'IDEMPOTENCY_IN_PROGRESS' | 'CONFLICT' | 'VALIDATION_ERROR' | 'IDEMPOTENCY_KEY_REUSED' | 'RATE_LIMITED' | 'INTERNAL_ERROR' | 'NOT_IMPLEMENTED' | 'UPSTREAM_BLOCKED' | 'UPSTREAM_UNRECOGNISED' | 'SERVICE_UNAVAILABLE';
 
@@ -1824,7 +1974,7 @@ export class RequestTimeoutError extends PageScrapeError {}
 export class IdempotencyInProgressError extends PageScrapeError {}
 
 /**
- * `CONFLICT` (HTTP 409). The resource is not in a state that allows this (the team already has the most webhooks it may have, …): the message says what; change that first.
+ * `CONFLICT` (HTTP 409). The resource is not in a state that allows this (the team already has the most webhooks or monitors it may have, a monitor whose run is in progress, …): the message says what; change that first, or wait and read its state again, then retry. Not charged.
  */
 export class ConflictError extends PageScrapeError {}
 

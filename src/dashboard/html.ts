@@ -48,6 +48,7 @@ const NAV = [
   ['Usage', '/dashboard/usage'],
   ['Ledger', '/dashboard/ledger'],
   ['Webhooks', '/dashboard/webhooks'],
+  ['Monitors', '/dashboard/monitors'],
   ['Try it', '/dashboard/try'],
 ] as const;
 

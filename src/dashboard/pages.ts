@@ -14,6 +14,7 @@ import { html, notice, page, PageError, sendPage, table, type Html } from './htm
 import type { DashboardOptions } from './plugin.ts';
 import type { SignedIn } from './session.ts';
 import { webhookPages } from './webhooks.ts';
+import { monitorsPage } from './monitors.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const RECORDS_PER_PAGE = 50;
@@ -661,4 +662,6 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
 
   // ---- Webhooks (webhooks.ts)
   await webhookPages(app, { stores, now, scopeOf, show, csrfField, teamLine, copyField, time, formOf: (...fields) => [...SIGNED_IN_FORM, ...fields], webhooks });
+  // ---- Monitors (monitors.ts)
+  monitorsPage(app, { stores, now, scopeOf, show, csrfField });
 };

@@ -172,6 +172,20 @@ Answer with a \`2xx\` within 10 seconds (do the work afterwards). Anything else,
 
 A test key (\`psk_test_…\`) works everywhere a key does (the API, the SDK, the command line, MCP). Its requests go to a sandbox the service runs itself, cost nothing, never touch the cache, count in a rate window of their own and carry \`meta.test: true\`. The sandbox serves made-up accounts such as \`lunavoss\`; the examples on this page come from it. A service whose test mode is off answers test keys \`403 FORBIDDEN\`.
 
+## Monitors
+
+A monitor scrapes a page on a schedule and tells you what changed, as an RFC 6902 JSON Patch of the typed data:
+
+\`\`\`sh
+curl -X POST ${base}/v1/monitors -H "x-api-key: $PAGESCRAPE_API_KEY" -H 'content-type: application/json' \\
+  -d '{"endpoint":"/v1/snapmsg/profile","params":{"username":"lunavoss"},"interval":"1h","watch":["/profile/subscriberCount"]}'
+\`\`\`
+
+- \`interval\` (\`30s\`, \`15m\`, \`6h\`, \`1d\`; 15 minutes at least) or \`cron\` in \`timezone\`. The first run is at once; runs never overlap, and slots missed while the service was down collapse into one run.
+- Each run is a live scrape, 1 credit when it succeeds; failed runs are refunded; without credits a run is \`skipped\` and free.
+- A run is compared with the last successful one, without \`fetchedAt\` and cursors; with \`watch\`, only changes at or under those JSON Pointers count. A change records \`monitor.changed\` \`{ monitor, run, patch, previousAt }\` (sent to your webhooks); the third failure in a row \`monitor.failed\`, once. Lists of posts or comments are compared by their items' ids: a new post is one \`add\`.
+- \`GET /v1/monitors/{id}/runs\` lists the runs with their patches; \`PATCH\` pauses (\`{"status":"paused"}\`) and resumes; \`POST /v1/monitors/{id}/run\` runs it now. The SDK's \`client.monitors\`, \`pagescrape monitor create … --every 1h --watch /profile/subscriberCount\`, the MCP tools \`monitors_*\` and the dashboard's Monitors page do the same.
+
 ## SDK, command line and MCP
 
 - **TypeScript SDK** (\`@pagescrape/sdk\`, in the repository's \`sdk/\`): a typed method per endpoint (and \`accountUpdate\`, \`accountKeysUpdate\` for the settings above), \`paginate()\`, an \`Idempotency-Key\` on every scraping call so that it retries safely (a broken connection, a timeout, \`408\`/\`409\`/\`429\`/\`502\`/\`503\`, after \`Retry-After\`), an error class per code. It reads \`PAGESCRAPE_BASE_URL\` and \`PAGESCRAPE_API_KEY\`.

@@ -15,7 +15,8 @@ import { Type, type TObject } from 'typebox';
 import { accountEndpoints } from '../account/endpoints.ts';
 import type { ApiEndpoint, EndpointDeclaration, ValidationDetail } from '../endpoints/types.ts';
 import { ApiError, sendError } from '../server/errors.ts';
-import { getInProcess } from '../server/in-process.ts';
+import { callInProcess, getInProcess } from '../server/in-process.ts';
+import { monitorOperations, type MonitorOperation } from '../work/monitors/endpoints.ts';
 import type { Door } from '../server/plugins/auth.ts';
 import { Meta } from '../server/plugins/openapi.ts';
 import { fullQuerySchema } from '../server/query.ts';
@@ -41,6 +42,8 @@ interface ToolOf {
   endpoint: ApiEndpoint;
   /** A scraping tool: it takes `idempotencyKey`. */
   scrapes: boolean;
+  /** A monitors' operation: its arguments are its path parameters, query and body together. */
+  operation?: MonitorOperation;
 }
 
 /** The error envelope's `error`. */
@@ -80,8 +83,29 @@ function tools(endpoints: readonly EndpointDeclaration[]): Map<string, ToolOf> {
     ]),
     ['get_account', account, account.query, `${account.summary}. ${account.description}`, false],
   ];
-  return new Map(
-    entries.map(([name, endpoint, query, description, scrapes]) => [
+  const monitorTools = monitorOperations.map((operation): [string, ToolOf] => {
+    const properties = { ...operation.params.properties, ...operation.query.properties, ...(operation.body?.properties ?? {}) };
+    const required = [...((operation.params as { required?: string[] }).required ?? []), ...((operation.body as { required?: string[] } | null)?.required ?? [])];
+    // Query parameters are strings on the wire; a tool takes the page size as a number too.
+    const input = Type.Object(properties, { additionalProperties: false });
+    return [
+      toolName(operation.id),
+      {
+        endpoint: { id: operation.id, path: operation.path, summary: operation.summary, description: operation.description, query: operation.query, data: operation.data as TObject, exampleQuery: {} },
+        operation,
+        scrapes: false,
+        tool: {
+          name: toolName(operation.id),
+          title: `${operation.method} ${operation.path}`,
+          description: `${operation.summary}. ${operation.description}`,
+          inputSchema: { ...plain(input), required, type: 'object' } as Tool['inputSchema'],
+          outputSchema: { ...plain(Type.Object({ data: operation.data, meta: Meta }, { additionalProperties: false })), type: 'object' } as Tool['outputSchema'],
+        },
+      },
+    ];
+  });
+  return new Map([
+    ...entries.map(([name, endpoint, query, description, scrapes]): [string, ToolOf] => [
       name,
       {
         endpoint,
@@ -95,7 +119,22 @@ function tools(endpoints: readonly EndpointDeclaration[]): Map<string, ToolOf> {
         },
       },
     ]),
-  );
+    ...monitorTools,
+  ]);
+}
+
+/** A monitors' tool call as its request: the path with its parameters, the query, and the body of the rest. */
+function operationRequest(operation: MonitorOperation, args: Record<string, unknown>): { url: string; body: Record<string, unknown> | undefined } {
+  let path = operation.path;
+  const query = new URLSearchParams();
+  const body: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(args)) {
+    if (value === undefined) continue;
+    if (name in operation.params.properties) path = path.replace(`{${name}}`, encodeURIComponent(String(value)));
+    else if (name in operation.query.properties) query.set(name, String(value));
+    else body[name] = value;
+  }
+  return { url: `${path}${query.size > 0 ? `?${query.toString()}` : ''}`, body: operation.body ? body : undefined };
 }
 
 /** Why a JSON-RPC batch is refused, or null: none under a version without batches, none empty, none beyond MAX_BATCH. */
@@ -122,19 +161,26 @@ export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { door, end
     server.setRequestHandler(CallToolRequestSchema, async (call): Promise<CallToolResult> => {
       const found = byName.get(call.params.name);
       if (!found) return { isError: true, content: [{ type: 'text', text: `No tool ${call.params.name}.` }] };
-      const query = new URLSearchParams();
-      const extra: Record<string, string> = {};
-      for (const [name, value] of Object.entries(call.params.arguments ?? {})) {
-        if (value === undefined || value === null) continue;
-        // Checked by the route as the header is, with the same 422.
-        if (found.scrapes && name === IDEMPOTENCY_ARGUMENT) extra['idempotency-key'] = String(value);
-        else query.set(name, String(value));
+      let answer: { status: number; body: string };
+      if (found.operation) {
+        const { operation } = found;
+        const { url, body } = operationRequest(operation, call.params.arguments ?? {});
+        answer = await door.handing(admission, (headers) => callInProcess(app, operation.method, url, headers, body));
+      } else {
+        const query = new URLSearchParams();
+        const extra: Record<string, string> = {};
+        for (const [name, value] of Object.entries(call.params.arguments ?? {})) {
+          if (value === undefined || value === null) continue;
+          // Checked by the route as the header is, with the same 422.
+          if (found.scrapes && name === IDEMPOTENCY_ARGUMENT) extra['idempotency-key'] = String(value);
+          else query.set(name, String(value));
+        }
+        // Held to the size of an HTTP request: arguments are no way around it.
+        const url = `${found.endpoint.path}${query.size > 0 ? `?${query.toString()}` : ''}`;
+        answer = await door.handing(admission, (headers) => getInProcess(app, url, { ...headers, ...extra }));
       }
-      // Held to the size of an HTTP request: arguments are no way around it.
-      const url = `${found.endpoint.path}${query.size > 0 ? `?${query.toString()}` : ''}`;
-      const answer = await door.handing(admission, (headers) => getInProcess(app, url, { ...headers, ...extra }));
       const body = JSON.parse(answer.body) as Record<string, unknown> & { error?: ErrorOf };
-      if (answer.status === 200) return { content: [{ type: 'text', text: answer.body }], structuredContent: body };
+      if (answer.status === 200 || answer.status === 201) return { content: [{ type: 'text', text: answer.body }], structuredContent: body };
       const error = body.error;
       const details = error?.details ?? [];
       return {

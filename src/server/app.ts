@@ -21,6 +21,7 @@ import { maintenancePlugin } from './plugins/maintenance.ts';
 import { recordsPlugin } from './plugins/records.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
 import { listeningUrl, openApiPlugin } from './plugins/openapi.ts';
+import { DEFAULT_MONITOR_SETTINGS, MonitorRunner, type MonitorSettings } from '../work/monitors/runner.ts';
 import { routesPlugin } from './plugins/routes.ts';
 import { WebhookDispatcher, type DispatcherSettings } from '../webhooks/dispatcher.ts';
 import { systemResolver, type GuardSettings, type Resolver } from '../webhooks/guard.ts';
@@ -70,6 +71,8 @@ export interface AppOptions {
    * does, from start to close; apps of tests only when they ask).
    */
   webhooks?: { guard?: GuardSettings; resolver?: Resolver; delivery?: Omit<DispatcherSettings, 'guard' | 'resolver'> };
+  /** Monitors' bounds and their loop (MONITOR_*); the defaults are the production ones. */
+  monitors?: Partial<MonitorSettings>;
 }
 
 declare module 'fastify' {
@@ -141,6 +144,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     intervalMs: options.maintenanceIntervalMs ?? 30_000,
     reapIntervalMs: options.reapIntervalMs ?? 5_000,
     recordsMaxAgeMs: (options.requestRecordsDays ?? 90) * DAY_MS,
+    monitorRunsMaxAgeMs: (options.monitors?.runRetentionDays ?? DEFAULT_MONITOR_SETTINGS.runRetentionDays) * DAY_MS,
   });
   await app.register(recordsPlugin, { stores });
 
@@ -178,9 +182,28 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Before the stores close (they close after the app): attempts in flight are freed.
     app.addHook('onClose', async () => dispatcher.stop());
   }
+  const runtimes = compileEndpoints(options.endpoints);
+  // Monitors' runs: the loop starts with the service and, at its close, stops taking runs and
+  // waits for those in progress (before the request records are written for the last time).
+  const monitorSettings: MonitorSettings = { ...DEFAULT_MONITOR_SETTINGS, ...options.monitors };
+  const runtimesByPath = new Map([...runtimes.values()].map((runtime) => [runtime.endpoint.path, runtime]));
+  const monitorRunner = new MonitorRunner({
+    store: stores.monitors,
+    scraper,
+    runtimes: runtimesByPath,
+    metrics: app.metrics,
+    log: app.log,
+    now,
+    settings: monitorSettings,
+    lockMs: requestBudgetMs + reservationMarginMs,
+    addRecord: (record) => app.addRecord(record),
+  });
+  app.addHook('onReady', async () => monitorRunner.start());
+  app.addHook('onClose', async () => monitorRunner.stop());
   await app.register(routesPlugin, {
     webhooks: { guard, resolver, nudge: () => dispatcher?.nudge() },
-    runtimes: compileEndpoints(options.endpoints).values(),
+    monitors: { runner: monitorRunner, settings: monitorSettings, runtimes: runtimesByPath },
+    runtimes: runtimes.values(),
     scraper,
     idempotency,
     sealer,

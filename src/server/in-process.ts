@@ -31,3 +31,27 @@ export async function getInProcess(app: FastifyInstance, url: string, headers: R
   const response = await app.inject({ method: 'GET', url, headers });
   return { status: response.statusCode, body: response.body };
 }
+
+/** Sends `method` `url` with a JSON `body` to the app in-process, under the same size limit as `getInProcess`. */
+export async function callInProcess(
+  app: FastifyInstance,
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  url: string,
+  headers: Record<string, string>,
+  body?: Record<string, unknown>,
+): Promise<{ status: number; body: string }> {
+  if (method === 'GET' && body === undefined) return getInProcess(app, url, headers);
+  if (headBytes(method, url, headers) > maxHeaderSize) {
+    const error = new ApiError('BAD_REQUEST', TOO_LARGE);
+    const requestId = newRequestId();
+    app.log.info({ requestId, status: error.status, problem: 'in-process request too large' }, 'client error');
+    return { status: error.status, body: errorBody(error, requestId) };
+  }
+  const response = await app.inject({
+    method,
+    url,
+    headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+  });
+  return { status: response.statusCode, body: response.body };
+}

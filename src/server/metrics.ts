@@ -26,6 +26,26 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly monitorRuns = new Counter({
+    name: 'api_monitor_runs_total',
+    help: "Monitors' runs by outcome (succeeded, failed, skipped)",
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly monitorChanges = new Counter({
+    name: 'api_monitor_changes_total',
+    help: "Monitors' runs that found a change (a monitor.changed recorded)",
+    registers: [this.registry],
+  });
+
+  readonly monitorLag = new Histogram({
+    name: 'api_monitor_run_lag_seconds',
+    help: "Time from a monitor run's slot to its start",
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
   readonly creditsCharged = new Counter({
     name: 'api_credits_charged_total',
     help: 'Credits kept after a successful live scrape',

@@ -200,6 +200,77 @@ export class ScrapeService {
   }
 
   /**
+   * A live scrape the service makes for a team on its own (a monitor's run): never from the
+   * cache, through the same breakers, single flight, pace, extractors and cache writes as a
+   * request's, its credit reserved first (counted against the key `who.keyId`'s daily limit).
+   * `skipped` holds the 402 when the credit cannot be reserved (nothing is charged); otherwise the
+   * serialised `data` and the reservation, to keep (`settle`) once the result is stored, null for
+   * a test-mode run (the sandbox, free). A failure throws the ApiError a request would have
+   * answered with, its credit given back.
+   */
+  async scrapeFor(
+    runtime: EndpointRuntime,
+    parsed: ParsedQuery,
+    who: { teamId: string; keyId: string; test: boolean },
+    requestId: string,
+    log: FastifyBaseLogger,
+  ): Promise<{ skipped: ApiError } | { json: string; reservationId: string | null }> {
+    const { endpoint } = runtime;
+    if (!endpoint.extractor) throw new ApiError('NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`);
+    const now = this.#settings.now();
+    const deadline = now + this.#settings.requestBudgetMs;
+    const cacheKey = `${parsed.baseKey}|`;
+    const job = { runtime, requestId, target: parsed.params, targetKey: parsed.targetKey, cacheKey, position: null, deadline, log };
+    if (who.test) {
+      const scraped = await this.#shared(`test|${cacheKey}`, deadline, () => this.#scrape({ ...job, test: true }));
+      return { json: scraped.json, reservationId: null };
+    }
+    const admission = this.#settings.breakers.admit(endpoint.platform);
+    if (!admission.ok) {
+      this.#metrics.breakerRejections.inc({ platform: endpoint.platform });
+      throw new ApiError('UPSTREAM_BLOCKED', `${endpoint.platform} is failing; requests to it are paused. Retry in ${admission.retryAfterSeconds} s.`);
+    }
+    try {
+      const day = utcDay(now);
+      const reservation = await this.#stores.ledger.reserve(who.teamId, 1, requestId, deadline + this.#settings.reservationMarginMs, { id: who.keyId, day });
+      if (!reservation.ok) {
+        return {
+          skipped:
+            reservation.reason === 'key-limit'
+              ? new ApiError('KEY_CREDIT_LIMIT', `The daily credit limit of the key that made the monitor (${reservation.limit} credits) is spent; it resets at midnight UTC.`)
+              : new ApiError('INSUFFICIENT_CREDITS', `A live scrape costs 1 credit; the balance is ${reservation.balance}.`),
+        };
+      }
+      try {
+        const scraped = await this.#shared(cacheKey, deadline, () => this.#scrape(job));
+        return { json: scraped.json, reservationId: reservation.reservationId };
+      } catch (error) {
+        await this.#refund(reservation.reservationId, 'failed');
+        throw error;
+      }
+    } finally {
+      if (admission.probe) this.#settings.breakers.release(endpoint.platform);
+    }
+  }
+
+  /** Counts the credit of a `scrapeFor` kept by the store (with the run it paid for). */
+  charged(runtime: EndpointRuntime): void {
+    this.#metrics.creditsCharged.inc({ endpoint: runtime.endpoint.id });
+  }
+
+  /** Keeps (`keep`) or gives back the credit of a `scrapeFor`; the credits charged (0 or 1). */
+  async settle(runtime: EndpointRuntime, reservationId: string, keep: boolean): Promise<number> {
+    if (!keep) {
+      await this.#refund(reservationId, 'failed');
+      return 0;
+    }
+    const settled = await this.#stores.ledger.commit(reservationId);
+    if (!settled.charged) return 0;
+    this.#metrics.creditsCharged.inc({ endpoint: runtime.endpoint.id });
+    return 1;
+  }
+
+  /**
    * A test-mode key's request: a live scrape of the built-in sandbox, free, that never reads or
    * writes the cache and shares flights only with other test requests.
    */

@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { endpoints } from '../../src/endpoints/index.ts';
 import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
 import { defaultScript, startHarness, type Harness } from './harness.ts';
+import { monitorOperations } from '../../src/work/monitors/endpoints.ts';
 
 describe('MCP at /mcp', () => {
   let h: Harness;
@@ -27,16 +28,44 @@ describe('MCP at /mcp', () => {
     return client;
   }
 
-  test('lists one tool per endpoint, generated from its declaration, and get_account', async () => {
+  test('lists one tool per endpoint, generated from its declaration, get_account and one per monitors\' operation', async () => {
     const client = await connect(h.key);
     try {
       const { tools } = await client.listTools();
-      assert.deepEqual(tools.map((tool) => tool.name).sort(), [...endpoints.map((e) => e.id.replace(/[.-]/g, '_')), 'get_account'].sort());
+      assert.deepEqual(
+        tools.map((tool) => tool.name).sort(),
+        [...endpoints.map((e) => e.id.replace(/[.-]/g, '_')), 'get_account', ...monitorOperations.map((operation) => operation.id.replace(/[.-]/g, '_'))].sort(),
+      );
       const posts = tools.find((tool) => tool.name === 'socialnet_profile_posts');
       assert.ok(posts?.description?.includes('1 credit'));
       assert.ok(Object.keys(posts?.inputSchema.properties ?? {}).includes('pageId'));
       assert.ok(Object.keys(posts?.inputSchema.properties ?? {}).includes('cache_max_age'));
       assert.deepEqual(Object.keys(posts?.outputSchema?.properties ?? {}), ['data', 'meta']);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('the monitors\' tools: create, list, get, update, runs, delete, their arguments as path, query and body', async () => {
+    const client = await connect(h.key);
+    try {
+      const created = await client.callTool({ name: 'monitors_create', arguments: { endpoint: '/v1/snapmsg/profile', params: { username: 'lunavoss' }, interval: '1h', watch: ['/profile/subscriberCount'] } });
+      assert.equal(created.isError, undefined, JSON.stringify(created.content));
+      const id = (created.structuredContent as { data: { id: string } }).data.id;
+      assert.match(id, /^mon_/);
+      const listed = await client.callTool({ name: 'monitors_list', arguments: { limit: '10' } });
+      assert.deepEqual((listed.structuredContent as { data: { monitors: { id: string }[] } }).data.monitors.map((monitor) => monitor.id), [id]);
+      const paused = await client.callTool({ name: 'monitors_update', arguments: { id, status: 'paused' } });
+      assert.equal((paused.structuredContent as { data: { status: string } }).data.status, 'paused');
+      const runs = await client.callTool({ name: 'monitors_runs', arguments: { id } });
+      assert.ok(Array.isArray((runs.structuredContent as { data: { runs: unknown[] } }).data.runs));
+      const invalid = await client.callTool({ name: 'monitors_create', arguments: { endpoint: '/v1/snapmsg/profile', params: {}, interval: '1s' } });
+      assert.equal(invalid.isError, true);
+      assert.equal((invalid._meta as { code: string }).code, 'VALIDATION_ERROR');
+      const deleted = await client.callTool({ name: 'monitors_delete', arguments: { id } });
+      assert.deepEqual((deleted.structuredContent as { data: unknown }).data, { id, deleted: true });
+      const gone = await client.callTool({ name: 'monitors_get', arguments: { id } });
+      assert.equal((gone._meta as { code: string }).code, 'NOT_FOUND');
     } finally {
       await client.close();
     }

@@ -185,6 +185,7 @@ export function failingStores(failing: Set<string>): (stores: Stores) => Stores 
     idempotency: wrap('idempotency', stores.idempotency),
     events: wrap('events', stores.events),
     webhooks: wrap('webhooks', stores.webhooks),
+    monitors: wrap('monitors', stores.monitors),
     ledger: wrap('ledger', stores.ledger),
     cache: wrap('cache', stores.cache),
     requests: wrap('requests', stores.requests),

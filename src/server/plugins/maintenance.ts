@@ -36,6 +36,8 @@ export interface MaintenanceOptions {
   reapIntervalMs: number;
   /** Request records older than this are deleted with the cache pruning. */
   recordsMaxAgeMs: number;
+  /** Monitors' runs finished longer ago than this are deleted with the cache pruning. */
+  monitorRunsMaxAgeMs: number;
 }
 
 /** Drift samples are kept this many days. */
@@ -43,7 +45,7 @@ export const DRIFT_DAYS = 14;
 /** Days a delivered or failed webhook delivery (and its attempts) stays in the log. */
 export const WEBHOOK_DELIVERY_DAYS = 30;
 
-const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, now, intervalMs, reapIntervalMs, recordsMaxAgeMs }, done) => {
+const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, now, intervalMs, reapIntervalMs, recordsMaxAgeMs, monitorRunsMaxAgeMs }, done) => {
   const reap = async () => {
     const refunded = await stores.ledger.refundExpired(now());
     if (refunded > 0) {
@@ -58,6 +60,7 @@ const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, n
     await stores.drift.prune(now() - DRIFT_DAYS * 24 * 60 * 60 * 1000);
     await stores.idempotency.prune(now());
     await stores.webhooks.prune(now() - WEBHOOK_DELIVERY_DAYS * 24 * 60 * 60 * 1000);
+    await stores.monitors.pruneRuns(now() - monitorRunsMaxAgeMs);
   };
   app.decorate('maintain', async () => {
     await reap();

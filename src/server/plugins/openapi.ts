@@ -13,6 +13,7 @@ import { DomUtils, parseDocument } from 'htmlparser2';
 import { Type, type TObject, type TSchema } from 'typebox';
 import type { AccountChange } from '../../account/changes.ts';
 import { WEBHOOKS_TAG, type WebhookAction } from '../../webhooks/endpoints.ts';
+import { MONITORS_TAG, type MonitorOperation } from '../../work/monitors/endpoints.ts';
 import { ACCOUNT_TAG, accountEndpoints } from '../../account/endpoints.ts';
 import { exampleOf } from '../../docs/examples.ts';
 import { guide } from '../../docs/guide.ts';
@@ -220,6 +221,55 @@ export function webhookRouteSchema(action: WebhookAction): Record<string, unknow
   };
 }
 
+/** The OpenAPI entry of a monitors' endpoint: its path parameters, query, JSON body (closed) and answers. */
+export function monitorRouteSchema(operation: MonitorOperation): Record<string, unknown> {
+  const hasId = Object.keys(operation.params.properties).length > 0;
+  const responses: Record<string, unknown> = {
+    [operation.status]: {
+      description: operation.id === 'monitors.run' ? 'The run, when it ended; charged like any live scrape (`meta.creditsCharged`).' : operation.status === 201 ? 'Created; `Location` names it. Free.' : 'The answer; free.',
+      headers: operation.status === 201 ? { ...rateHeaders, location: { type: 'string', description: 'The path of the monitor.' } } : rateHeaders,
+      content: { 'application/json': { schema: Type.Object({ data: operation.data, meta: Meta }, { additionalProperties: false }) } },
+    },
+    401: unauthorized(),
+    403: forbidden(),
+    405: errorResponse('A method this path does not take.', 'METHOD_NOT_ALLOWED', 'Method PUT is not allowed here; use GET or POST.'),
+    422: errorResponse(
+      operation.body ? 'The body is invalid; every problem is listed in `details` with its JSON path (`params.username`, the endpoint’s own checks).' : 'Invalid query parameters; every problem is listed in `details`.',
+      'VALIDATION_ERROR',
+      'The request body is invalid; see details.',
+      {},
+      [{ path: operation.body ? 'interval' : 'limit', message: operation.body ? 'Must be at least 15m' : 'Has an invalid format' }],
+    ),
+    429: rateLimitedResponse(),
+    500: internal(),
+    503: errorResponse('A store the service depends on is unreachable. Retry after `Retry-After`.', 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', retryAfter),
+  };
+  if (operation.method !== 'GET' || Object.keys(operation.query.properties).includes('cursor')) {
+    responses[400] = operation.body
+      ? errorResponse('The body is not JSON (`content-type: application/json`), or cannot be read.', 'BAD_REQUEST', 'The request body must be JSON (content-type: application/json).')
+      : errorResponse('The cursor is malformed, or the request cannot be read.', 'BAD_REQUEST', 'The cursor is malformed or was not issued by this service.');
+  }
+  if (hasId) responses[404] = errorResponse("The team has no such monitor (another team's is not found either).", 'NOT_FOUND', 'The team has no monitor mon_nope.');
+  if (operation.id === 'monitors.create' || operation.id === 'monitors.run') {
+    responses[409] = errorResponse(
+      operation.id === 'monitors.create' ? '`CONFLICT`: the team has as many monitors as it may (MONITOR_MAX_PER_TEAM); or `IDEMPOTENCY_IN_PROGRESS`.' : '`CONFLICT`: a run of it is in progress; or `IDEMPOTENCY_IN_PROGRESS`.',
+      'CONFLICT',
+      'A run of this monitor is in progress; read its runs in a moment.',
+    );
+  }
+  return {
+    operationId: methodName(operation.id),
+    summary: operation.summary,
+    description: operation.description,
+    tags: [MONITORS_TAG.name],
+    ...(hasId ? { params: operation.params } : {}),
+    ...(Object.keys(operation.query.properties).length > 0 ? { querystring: operation.query } : {}),
+    ...(operation.idempotent ? { headers: IdempotencyHeader } : {}),
+    ...(operation.body ? { body: { ...operation.body, examples: [operation.example.body] } } : {}),
+    response: responses,
+  };
+}
+
 export function routeSchema(endpoint: EndpointDeclaration): Record<string, unknown> {
   const responses: Record<string, unknown> = {
     200: successResponse(endpoint, 'The extracted data. A live scrape costs 1 credit; a cache hit costs none. The example is a real answer from the sandbox, its lists cut to three items.', {
@@ -379,7 +429,7 @@ const openApi: FastifyPluginAsync<OpenApiOptions> = async (app, options) => {
         },
       },
       security: [{ apiKey: [] }, { bearer: [] }],
-      tags: [...platformTags(options.endpoints), ACCOUNT_TAG, WEBHOOKS_TAG, STATUS_TAG],
+      tags: [...platformTags(options.endpoints), ACCOUNT_TAG, WEBHOOKS_TAG, MONITORS_TAG, STATUS_TAG],
     },
     // Built on the first request for the document, so after the server listens.
     transformObject: (document) => {

@@ -16,6 +16,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Writes the request records gathered so far (they are written every second anyway). */
     writeRecords: () => Promise<void>;
+    /** Adds the record of a request made by the service itself (a monitor's run), written with the others. */
+    addRecord: (record: RequestRecord) => void;
   }
 }
 
@@ -67,6 +69,9 @@ const records: FastifyPluginCallback<RecordsOptions> = (app, { stores }, done) =
   });
 
   app.decorate('writeRecords', flush);
+  app.decorate('addRecord', (record: RequestRecord) => {
+    waiting.push(record);
+  });
   everyWhileOpen(app, FLUSH_MS, flush, 'writing request records');
   app.addHook('onClose', async () => {
     await flush().catch((error: unknown) => app.log.error({ err: error, lost: waiting.length }, 'request records lost at close'));

@@ -13,9 +13,11 @@ import type { CursorSealer } from '../cursors.ts';
 import { JSON_TYPE } from '../errors.ts';
 import { PlainQueryValidator, queryAjv, type ParsedQuery } from '../query.ts';
 import { sendOk, type EndpointRuntime, type ScrapeService } from '../scrape.ts';
-import { IDEMPOTENCY_HEADER, idempotencyKeyOf, scrapeFingerprint, type IdempotentRequests } from '../../work/idempotency.ts';
+import { IDEMPOTENCY_HEADER, idempotencyKeyOf, scrapeFingerprint, sendAnswer, type IdempotentRequests } from '../../work/idempotency.ts';
 import { authPlugin, type Caller, type Door } from './auth.ts';
-import { accountRouteSchema, changeRouteSchema, routeSchema, webhookRouteSchema } from './openapi.ts';
+import { accountRouteSchema, changeRouteSchema, monitorRouteSchema, routeSchema, webhookRouteSchema } from './openapi.ts';
+import { bodyFingerprint, monitorOperations } from '../../work/monitors/endpoints.ts';
+import type { MonitorRunner, MonitorSettings } from '../../work/monitors/runner.ts';
 import { webhookActions, type WebhookContext } from '../../webhooks/endpoints.ts';
 
 declare module 'fastify' {
@@ -40,13 +42,15 @@ export interface RoutesOptions {
   door: Door;
   /** What the webhook endpoints need beside the stores. */
   webhooks: Pick<WebhookContext, 'guard' | 'resolver' | 'nudge'>;
+  /** Monitors: their runs, bounds, and the scraping endpoints they may watch (by path). */
+  monitors: { runner: MonitorRunner; settings: MonitorSettings; runtimes: ReadonlyMap<string, EndpointRuntime> };
 }
 
 // Responses are composed by the scrape (data serialised once, before it is stored); the
 // response schemas serve the OpenAPI document only.
 const plainSerializer = () => (payload: unknown) => JSON.stringify(payload);
 
-export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, idempotency, sealer, stores, now, keyUseFlushMs, door, webhooks }) => {
+export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, idempotency, sealer, stores, now, keyUseFlushMs, door, webhooks, monitors }) => {
   // Before authentication, so that refused requests are counted under their endpoint too.
   api.addHook('onRequest', (request, _reply, done) => {
     request.state.endpoint = request.routeOptions.config.endpoint ?? null;
@@ -143,6 +147,42 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
           .code(action.status)
           .header('content-type', JSON_TYPE)
           .send(JSON.stringify({ data, meta: freeMeta(request.id, caller) }));
+      },
+    });
+  }
+
+  for (const operation of monitorOperations) {
+    const query = new PlainQueryValidator(operation.query, () => [], ajv);
+    const body = operation.body ? new BodyValidator(operation.body, ajv) : null;
+    api.route<{ Params: Record<string, string>; Querystring: Record<string, string>; Body: Record<string, unknown> }>({
+      method: operation.method,
+      url: routePath(operation.path),
+      schema: monitorRouteSchema(operation),
+      config: { endpoint: operation.id, body: operation.method !== 'GET' },
+      // The body is checked whole by its schema, then by the operation (schedule, the endpoint's own parameters).
+      validatorCompiler: ({ httpPart }) => (httpPart === 'body' && body ? body.check : httpPart === 'querystring' ? query.check : () => true),
+      serializerCompiler: plainSerializer,
+      handler: async (request, reply) => {
+        const { caller } = request;
+        const answer = async () => {
+          const result = await operation.apply(
+            { params: request.params, query: request.query, body: request.body ?? {} },
+            { caller, stores, runner: monitors.runner, settings: monitors.settings, runtimes: monitors.runtimes, now: now() },
+          );
+          const charged = result.creditsCharged ?? 0;
+          request.state.outcome.creditsCharged = charged;
+          const remaining = charged > 0 ? ((await stores.ledger.balance(caller.team.id)) ?? caller.team.credits) : caller.team.credits;
+          const meta = { ...freeMeta(request.id, caller), creditsCharged: charged, creditsRemaining: remaining };
+          return { status: operation.status, body: Buffer.from(JSON.stringify({ data: result.data, meta })), location: result.location ?? null };
+        };
+        const header = request.headers[IDEMPOTENCY_HEADER];
+        if (operation.idempotent && header !== undefined) {
+          const key = idempotencyKeyOf(header);
+          await idempotency.answer({ teamId: caller.team.id, test: caller.test, key }, bodyFingerprint(operation.method, request.url.split('?')[0] ?? '', request.body ?? null), request, reply, answer);
+          return reply;
+        }
+        sendAnswer(reply, await answer());
+        return reply;
       },
     });
   }

@@ -11,6 +11,7 @@ import { driftLog } from './drift.ts';
 import { idempotencyStore } from './idempotency.ts';
 import { eventLog } from './events.ts';
 import { webhookStore } from './webhooks.ts';
+import { monitorStore } from './monitors.ts';
 import { BackendMonitor } from '../monitor.ts';
 import { createPool, database, probeOf, type PostgresOptions } from './pool.ts';
 import { checkSchema, migrate } from './schema.ts';
@@ -74,6 +75,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     idempotency: idempotencyStore(query),
     events: eventLog(query),
     webhooks: webhookStore(db),
+    monitors: monitorStore(db),
     ledger: ledger(query, () => watcher),
     cache,
     cacheMaxAgeMs,

@@ -21,6 +21,7 @@ import { driftLog } from './drift.ts';
 import { idempotencyStore } from './idempotency.ts';
 import { eventLog } from './events.ts';
 import { webhookStore } from './webhooks.ts';
+import { monitorStore } from './monitors.ts';
 
 export { sqliteFiles } from './connection.ts';
 
@@ -83,6 +84,7 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
     idempotency: idempotencyStore(c),
     events: eventLog(c),
     webhooks: webhookStore(c),
+    monitors: monitorStore(c),
     ledger: ledger(c),
     cache: {
       get: (key) => cache.get(key),

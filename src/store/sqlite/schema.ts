@@ -1,7 +1,7 @@
 // The embedded store's schema: one migration per version, applied in order under the write lock
 // (connection.ts). A new version appends a migration; a released one is never edited.
 
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 13;
 
 export const MIGRATIONS: readonly string[] = [
   // v1
@@ -274,5 +274,60 @@ export const MIGRATIONS: readonly string[] = [
     error         TEXT
   ) STRICT;
   CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_seq, id);
+  `,
+  // v12: reserved for jobs
+  '',
+  // v13: monitors and their runs. A monitor's `next_run_at` is the slot of its next run; a run
+  // takes the monitor by setting `lock_owner` and `locked_until` in one statement (claimDue), and
+  // an expired lock lets another process take it. `last_data` is the last successful run's data
+  // as compared (the next run's patch is computed against it). Times are epoch ms.
+  `
+  CREATE TABLE monitors (
+    seq                   INTEGER PRIMARY KEY AUTOINCREMENT,
+    id                    TEXT NOT NULL UNIQUE,
+    team_id               TEXT NOT NULL REFERENCES teams (id),
+    test                  INTEGER NOT NULL,
+    key_id                TEXT NOT NULL,
+    endpoint              TEXT NOT NULL,
+    params                TEXT NOT NULL,
+    interval_s            INTEGER CHECK (interval_s >= 1),
+    cron                  TEXT,
+    timezone              TEXT NOT NULL,
+    watch                 TEXT NOT NULL,
+    label                 TEXT,
+    status                TEXT NOT NULL CHECK (status IN ('active', 'paused')),
+    created_at            INTEGER NOT NULL,
+    last_run_at           INTEGER,
+    next_run_at           INTEGER NOT NULL,
+    last_change_at        INTEGER,
+    runs                  INTEGER NOT NULL DEFAULT 0,
+    consecutive_failures  INTEGER NOT NULL DEFAULT 0,
+    failure_alerted       INTEGER NOT NULL DEFAULT 0,
+    last_data             TEXT,
+    last_good_at          INTEGER,
+    lock_owner            TEXT,
+    locked_until          INTEGER,
+    CHECK ((interval_s IS NULL) <> (cron IS NULL))
+  ) STRICT;
+  CREATE INDEX monitors_team ON monitors (team_id, seq);
+  CREATE INDEX monitors_due ON monitors (next_run_at) WHERE status = 'active';
+
+  CREATE TABLE monitor_runs (
+    seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+    id             TEXT NOT NULL UNIQUE,
+    monitor_id     TEXT NOT NULL REFERENCES monitors (id) ON DELETE CASCADE,
+    at             INTEGER NOT NULL,
+    started_at     INTEGER NOT NULL,
+    finished_at    INTEGER NOT NULL,
+    status         TEXT NOT NULL CHECK (status IN ('succeeded', 'failed', 'skipped')),
+    credits        INTEGER NOT NULL,
+    changed        INTEGER NOT NULL,
+    patch          TEXT,
+    error_code     TEXT,
+    error_message  TEXT,
+    request_id     TEXT NOT NULL,
+    UNIQUE (monitor_id, at)
+  ) STRICT;
+  CREATE INDEX monitor_runs_finished ON monitor_runs (finished_at);
   `,
 ];
