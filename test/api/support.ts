@@ -184,6 +184,7 @@ export function failingStores(failing: Set<string>): (stores: Stores) => Stores 
     drift: wrap('drift', stores.drift),
     idempotency: wrap('idempotency', stores.idempotency),
     events: wrap('events', stores.events),
+    jobs: wrap('jobs', stores.jobs),
     ledger: wrap('ledger', stores.ledger),
     cache: wrap('cache', stores.cache),
     requests: wrap('requests', stores.requests),

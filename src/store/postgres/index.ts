@@ -10,6 +10,7 @@ import { userStore } from './users.ts';
 import { driftLog } from './drift.ts';
 import { idempotencyStore } from './idempotency.ts';
 import { eventLog } from './events.ts';
+import { jobStore } from './jobs.ts';
 import { BackendMonitor } from '../monitor.ts';
 import { createPool, database, probeOf, type PostgresOptions } from './pool.ts';
 import { checkSchema, migrate } from './schema.ts';
@@ -72,6 +73,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     drift: driftLog(query),
     idempotency: idempotencyStore(query),
     events: eventLog(query),
+    jobs: jobStore(db),
     ledger: ledger(query, () => watcher),
     cache,
     cacheMaxAgeMs,

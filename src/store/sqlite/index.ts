@@ -20,6 +20,7 @@ import { userStore } from './users.ts';
 import { driftLog } from './drift.ts';
 import { idempotencyStore } from './idempotency.ts';
 import { eventLog } from './events.ts';
+import { jobStore } from './jobs.ts';
 
 export { sqliteFiles } from './connection.ts';
 
@@ -81,6 +82,7 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
     drift: driftLog(c),
     idempotency: idempotencyStore(c),
     events: eventLog(c),
+    jobs: jobStore(c),
     ledger: ledger(c),
     cache: {
       get: (key) => cache.get(key),
