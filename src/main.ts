@@ -54,6 +54,7 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
     connections: config.connections,
     trustProxy: config.trustProxy,
     requestRecordsDays: config.requestRecordsDays,
+    jobs: config.jobs,
   });
   app.metrics.watchProxies(() => Object.fromEntries(Object.keys(PLATFORM_ORIGINS).map((platform) => [platform, client.proxyStates(platform)])));
   const release = async () => {

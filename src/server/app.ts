@@ -24,6 +24,9 @@ import { listeningUrl, openApiPlugin } from './plugins/openapi.ts';
 import { routesPlugin } from './plugins/routes.ts';
 import { compileEndpoints, ScrapeService, type UpstreamBinder } from './scrape.ts';
 import { IdempotentRequests } from '../work/idempotency.ts';
+import { JobRunner } from '../work/jobs.ts';
+import { isPostgresStores } from '../store/postgres/index.ts';
+import type { JobSettings } from '../config.ts';
 
 export interface AppOptions {
   stores: Stores;
@@ -62,6 +65,8 @@ export interface AppOptions {
   breaker?: BreakerSettings;
   /** The built-in sandbox for test-mode keys (TEST_MODE=on); absent: test keys get 403. */
   testUpstream?: UpstreamBinder;
+  /** Batch jobs (JOB_*); `backoffMs` and `pollMs` for tests. */
+  jobs?: Partial<JobSettings> & { backoffMs?: number; pollMs?: number };
 }
 
 declare module 'fastify' {
@@ -133,6 +138,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     intervalMs: options.maintenanceIntervalMs ?? 30_000,
     reapIntervalMs: options.reapIntervalMs ?? 5_000,
     recordsMaxAgeMs: (options.requestRecordsDays ?? 90) * DAY_MS,
+    jobsMaxAgeMs: (options.jobs?.retentionDays ?? 7) * DAY_MS,
   });
   await app.register(recordsPlugin, { stores });
 
@@ -158,8 +164,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const door = new Door(stores, options.testUpstream !== undefined);
   // A key is held while its request runs, at most as long as the request's credit is.
   const idempotency = new IdempotentRequests(stores.idempotency, app.metrics, { now, lockMs: requestBudgetMs + reservationMarginMs });
+  const runtimes = compileEndpoints(options.endpoints);
+  const jobs = options.jobs ?? {};
+  const runner = new JobRunner(stores, scraper, new Map([...runtimes.values()].map((runtime) => [runtime.endpoint.path, runtime])), app.metrics, app.log, {
+    concurrencyPerTeam: jobs.concurrencyPerTeam ?? 4,
+    workers: jobs.workers ?? 16,
+    lockMs: jobs.lockMs ?? requestBudgetMs + reservationMarginMs,
+    backoffMs: jobs.backoffMs ?? 1_000,
+    pollMs: jobs.pollMs ?? 500,
+    // The embedded store's jobs are this process's alone: what an earlier run left claimed, it left dying.
+    takeOverOnStart: !isPostgresStores(stores),
+    now,
+  });
+  app.metrics.watchJobQueue(() => stores.jobs.depth());
+  app.addHook('onReady', async () => runner.start());
+  app.addHook('preClose', async () => runner.stop());
   await app.register(routesPlugin, {
-    runtimes: compileEndpoints(options.endpoints).values(),
+    runtimes: runtimes.values(),
+    runner,
+    maxActiveJobs: jobs.maxActivePerTeam ?? 10,
     scraper,
     idempotency,
     sealer,

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'METHOD_NOT_ALLOWED'
   | 'REQUEST_TIMEOUT'
   | 'IDEMPOTENCY_IN_PROGRESS'
+  | 'CONFLICT'
   | 'VALIDATION_ERROR'
   | 'IDEMPOTENCY_KEY_REUSED'
   | 'RATE_LIMITED'
@@ -32,6 +33,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   METHOD_NOT_ALLOWED: 405,
   REQUEST_TIMEOUT: 408,
   IDEMPOTENCY_IN_PROGRESS: 409,
+  CONFLICT: 409,
   VALIDATION_ERROR: 422,
   IDEMPOTENCY_KEY_REUSED: 422,
   RATE_LIMITED: 429,
@@ -53,6 +55,7 @@ export const ADVICE_OF: Record<ErrorCode, string> = {
   METHOD_NOT_ALLOWED: 'Every endpoint answers GET only.',
   REQUEST_TIMEOUT: 'The request was not received in time: send it again.',
   IDEMPOTENCY_IN_PROGRESS: 'A request with the same `Idempotency-Key` is still being answered: wait `Retry-After` (1 s) and send it again with the same key, to get its answer once it is kept. Not charged.',
+  CONFLICT: 'The resource is not in a state that allows this (a batch job retried while it still runs): wait until it ends, then send it again.',
   VALIDATION_ERROR: 'Fix the parameters listed in `details` (`path` and `message` for each problem; a parameter the endpoint does not declare is one, named with the closest declared name); do not retry unchanged.',
   IDEMPOTENCY_KEY_REUSED: 'The `Idempotency-Key` was used within the last 24 hours for a different request (another path, other parameters or another body): use a fresh key for each distinct request. Not charged.',
   RATE_LIMITED: 'Too many requests for the team in the last 60 seconds: wait for `Retry-After` seconds, then retry. `X-RateLimit-Remaining` tells how close you are.',

@@ -650,8 +650,8 @@ export interface JobStore {
    * and the caller refunds. `charged` false: the reservation had been refunded as abandoned.
    */
   savePage(item: ItemRef, owner: string, data: string, reservationId: string | null, now: number): Promise<{ saved: boolean; charged: boolean }>;
-  /** Ends the item `owner` holds; the job ends with its last item (recording `job.completed`). False when not its own. */
-  finish(item: ItemRef, owner: string, outcome: { status: 'succeeded' } | { status: 'failed'; error: { code: string; message: string } }, now: number): Promise<boolean>;
+  /** Ends the item `owner` holds; the job ends with its last item (recording `job.completed`). Its job as it is then; null when the claim is not its own. */
+  finish(item: ItemRef, owner: string, outcome: { status: 'succeeded' } | { status: 'failed'; error: { code: string; message: string } }, now: number): Promise<Job | null>;
   /** Puts the item `owner` holds back in the queue, to run again from `at` (epoch ms); `error`: why (kept until it ends). `refund`: the claim is given back (shutdown), not counted as an attempt. */
   requeue(item: ItemRef, owner: string, at: number, error: { code: string; message: string } | null, giveBack?: boolean): Promise<boolean>;
   /** Queues again the items whose claim passed its deadline (their node died); returns how many. */

@@ -36,12 +36,14 @@ export interface MaintenanceOptions {
   reapIntervalMs: number;
   /** Request records older than this are deleted with the cache pruning. */
   recordsMaxAgeMs: number;
+  /** Batch jobs that ended longer ago than this are deleted with their results. */
+  jobsMaxAgeMs?: number;
 }
 
 /** Drift samples are kept this many days. */
 export const DRIFT_DAYS = 14;
 
-const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, now, intervalMs, reapIntervalMs, recordsMaxAgeMs }, done) => {
+const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, now, intervalMs, reapIntervalMs, recordsMaxAgeMs, jobsMaxAgeMs = 7 * 24 * 60 * 60 * 1000 }, done) => {
   const reap = async () => {
     const refunded = await stores.ledger.refundExpired(now());
     if (refunded > 0) {
@@ -55,6 +57,7 @@ const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, n
     await stores.users.pruneSessions(now());
     await stores.drift.prune(now() - DRIFT_DAYS * 24 * 60 * 60 * 1000);
     await stores.idempotency.prune(now());
+    await stores.jobs.prune(now() - jobsMaxAgeMs);
   };
   app.decorate('maintain', async () => {
     await reap();

@@ -186,11 +186,11 @@ export function jobStore(db: Db): JobStore {
       return db.transaction(async (client) => {
         const error = outcome.status === 'failed' ? outcome.error : null;
         const ended = await one(client, SQL.end, [outcome.status, error?.code ?? null, error?.message ?? null, Math.trunc(now), item.jobId, item.index, owner]);
-        if (!ended) return false;
+        if (!ended) return null;
         await client.query(SQL.unserve, [1, ended.team_id]);
         const job = toJob((await one(client, SQL.jobEnded, [outcome.status === 'succeeded' ? 1 : 0, outcome.status === 'failed' ? 1 : 0, Math.trunc(now), item.jobId])) as Row);
         await recordEnd(client, job);
-        return true;
+        return job;
       });
     },
 

@@ -175,14 +175,14 @@ export function jobStore(c: Connection): JobStore {
     },
 
     async finish(item, owner, outcome, now) {
-      return c.txGrouped(() => {
+      return c.txGrouped((): Job | null => {
         const error = outcome.status === 'failed' ? outcome.error : null;
         const ended = st.end.get(outcome.status, error?.code ?? null, error?.message ?? null, Math.trunc(now), item.jobId, item.index, owner);
-        if (!ended) return false;
+        if (!ended) return null;
         st.unserve.run(1, ended.team_id as string);
         const job = toJob(st.jobEnded.get(outcome.status === 'succeeded' ? 1 : 0, outcome.status === 'failed' ? 1 : 0, Math.trunc(now), item.jobId) as Row);
         recordEnd(job, now);
-        return true;
+        return job;
       });
     },
 

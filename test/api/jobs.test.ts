@@ -1,0 +1,329 @@
+// Batch jobs end to end: the service started as it runs (start(), over HTTP) against the
+// sandbox upstream, on the embedded store and on PostgreSQL; and as child processes killed
+// mid-job (SIGKILL) and started again, alone or as one of two nodes sharing a database.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { gunzipSync } from 'node:zlib';
+import { loadConfig, UNPACED_ENV } from '../../src/config.ts';
+import { start } from '../../src/main.ts';
+import { generateKey } from '../../src/server/keys.ts';
+import { openStores } from '../../src/store/open.ts';
+import type { Stores, Team } from '../../src/store/types.ts';
+import { platforms } from '../../sandbox/platforms/index.ts';
+import { startSandbox, type RunningSandbox } from '../../sandbox/server.ts';
+import { endpoints } from '../../src/endpoints/index.ts';
+import { testBackends, type TestBackends } from '../support/backends.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+let backends: Promise<TestBackends> | undefined;
+after(async () => {
+  if (backends) await (await backends).drop();
+});
+
+interface Api {
+  base: string;
+  call(method: string, path: string, key: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers; text: string }>;
+}
+
+const api = (base: string): Api => ({
+  base,
+  async call(method, path, key, body, headers = {}) {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    let parsed: unknown = null;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // NDJSON or empty.
+    }
+    return { status: response.status, body: parsed, headers: response.headers, text };
+  },
+});
+
+async function newKey(stores: Stores, teamId: string): Promise<string> {
+  const generated = generateKey();
+  await stores.accounts.createKey({ teamId, name: 'live', hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
+  return generated.key;
+}
+
+async function ledgerSum(stores: Stores, teamId: string): Promise<number> {
+  return (await stores.ledger.entries(teamId, 1_000_000)).reduce((sum, entry) => sum + entry.amount, 0);
+}
+
+/** The service in this process, on the embedded store or (databaseUrl) PostgreSQL and Redis. */
+async function serve(env: Record<string, string> = {}, scaleOut = false) {
+  const sandbox = await startSandbox({ seed: 'jobs', portBase: 0, host: '127.0.0.1' });
+  const dir = mkdtempSync(join(tmpdir(), 'jobs-'));
+  let backendEnv: Record<string, string> = {};
+  if (scaleOut) {
+    backends ??= testBackends();
+    const b = await backends;
+    backendEnv = { DATABASE_URL: await b.freshDatabaseUrl(), REDIS_URL: b.redisUrl, REDIS_PREFIX: b.freshPrefix(), MIGRATE: 'auto' };
+  }
+  const config = loadConfig({ ...sandbox.env, ...UNPACED_ENV, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...backendEnv, ...env });
+  const stores = await openStores(config);
+  const running = await start(config, stores);
+  return {
+    api: api(running.address),
+    stores,
+    sandbox,
+    async team(credits: number): Promise<{ team: Team; key: string }> {
+      const team = await stores.accounts.createTeam({ name: `t${Math.random()}`, credits, rateLimit: 1_000_000 });
+      return { team, key: await newKey(stores, team.id) };
+    },
+    async stop() {
+      await running.stop();
+      await sandbox.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls the job until it has ended. */
+async function waitJob(a: Api, key: string, id: string, timeoutMs = 120_000): Promise<any> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const { status, body } = await a.call('GET', `/v1/jobs/${id}`, key);
+    assert.equal(status, 200, JSON.stringify(body));
+    if (body.data.pending === 0 && (body.data.status === 'completed' || body.data.status === 'cancelled')) return body.data;
+    if (Date.now() > until) throw new Error(`job ${id} did not end: ${JSON.stringify(body.data)}`);
+    await sleep(100);
+  }
+}
+
+async function allResults(a: Api, key: string, id: string, status?: string): Promise<any[]> {
+  const out: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const query = new URLSearchParams({ limit: '37', ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) });
+    const { status: code, body } = await a.call('GET', `/v1/jobs/${id}/results?${query}`, key);
+    assert.equal(code, 200, JSON.stringify(body));
+    out.push(...body.data.results);
+    cursor = body.data.paging.cursor;
+    assert.equal(body.data.paging.hasMore, cursor !== null);
+  } while (cursor);
+  return out;
+}
+
+const byPath = new Map(endpoints.map((endpoint) => [endpoint.path, endpoint]));
+
+/** A page's data with what differs between two scrapes of the same page left out: when, and the sealed cursor (its presence kept). */
+function comparable(path: string, data: Record<string, unknown>): Record<string, unknown> {
+  const { fetchedAt: _at, ...rest } = data;
+  const paging = byPath.get(path)?.paging;
+  if (paging && rest.paging) {
+    const page = rest.paging as Record<string, unknown>;
+    rest.paging = { ...page, [paging.field]: page[paging.flag] ? 'next' : page[paging.field] };
+  }
+  return rest;
+}
+
+/** What the synchronous endpoint answers for a request, its listing followed up to `maxPages`. */
+async function synchronous(a: Api, key: string, path: string, params: Record<string, string>, maxPages: number): Promise<{ pages: unknown[]; error: string | null }> {
+  const paging = byPath.get(path)?.paging;
+  const pages: unknown[] = [];
+  let token: string | null = null;
+  for (let n = 0; n < maxPages; n++) {
+    const query = new URLSearchParams({ ...params, ...(token && paging ? { [paging.param]: token } : {}) });
+    const { status, body } = await a.call('GET', `${path}?${query}`, key);
+    if (status !== 200) return { pages, error: body.error.code };
+    pages.push(comparable(path, body.data));
+    if (!paging || !body.data.paging[paging.flag]) break;
+    token = body.data.paging[paging.field];
+  }
+  return { pages, error: null };
+}
+
+/** The sandbox catalogue's requests whose answer is the same at every call (no first-time failures, no slowness). */
+const steady = platforms
+  .flatMap((platform) => platform.catalogue)
+  .filter((entry) => !/slow|flaky|down|first|rotating|transient|rate.?limit|429|throttl|Large|260|UPSTREAM_BLOCKED|blocked|challenge|login/i.test(entry.description))
+  .map((entry) => ({ endpoint: entry.endpoint, params: Object.fromEntries(new URLSearchParams(entry.query)) }));
+
+for (const scaleOut of [false, true]) {
+  const engine = scaleOut ? 'postgres' : 'embedded';
+
+  describe(`batch jobs (${engine})`, () => {
+    test('every result equals what the synchronous endpoint answers, listings followed to their end; credits = live pages kept = ledger', async () => {
+      const s = await serve({}, scaleOut);
+      try {
+        const { team, key } = await s.team(100_000);
+        const sync = await s.team(100_000);
+        const requests = steady;
+        assert.ok(requests.length >= 30, `${requests.length} requests`);
+        assert.ok(new Set(requests.map((r) => r.endpoint)).size >= 8, 'several endpoints');
+        const created = await s.api.call('POST', '/v1/jobs', key, { requests, max_pages: 100, label: 'catalogue' });
+        assert.equal(created.status, 202, created.text);
+        assert.equal(created.headers.get('location'), `/v1/jobs/${created.body.data.id}`);
+        assert.equal(created.body.data.status, 'queued');
+        assert.equal(created.body.data.total, requests.length);
+        const job = await waitJob(s.api, key, created.body.data.id);
+        assert.equal(job.status, 'completed');
+        const results = await allResults(s.api, key, job.id);
+        assert.deepEqual(results.map((r) => r.index), requests.map((_, i) => i));
+        let livePages = 0;
+        for (const [i, item] of results.entries()) {
+          const request = requests[i] as (typeof requests)[number];
+          const expected = await synchronous(s.api, sync.key, request.endpoint, request.params, 100);
+          const what = `${request.endpoint} ${JSON.stringify(request.params)}`;
+          assert.equal(item.error?.code ?? null, expected.error, what);
+          assert.equal(item.status, expected.error ? 'failed' : 'succeeded', what);
+          assert.deepEqual(item.pages.map((page: Record<string, unknown>) => comparable(request.endpoint, page)), expected.pages, what);
+          assert.equal(item.creditsCharged, item.pages.length, `${what}: one credit per live page kept`);
+          livePages += item.pages.length;
+        }
+        assert.ok(results.some((r) => r.pages.length > 2), 'some listing ran over several pages');
+        assert.equal(job.creditsCharged, livePages);
+        assert.equal(job.pages, livePages);
+        assert.equal(await s.stores.ledger.balance(team.id), 100_000 - livePages);
+        assert.equal(await ledgerSum(s.stores, team.id), 100_000 - livePages, 'ledger = balance');
+        const records = (await s.stores.requests.list({ teamId: team.id, limit: 1000 })).records.filter((r) => byPath.has(r.endpoint));
+        assert.ok(records.length >= livePages);
+        assert.ok(records.every((r) => r.jobId === job.id), 'request records of the scrapes name the job');
+        assert.equal(records.reduce((sum, r) => sum + r.credits, 0), livePages);
+        // The NDJSON stream: every item, plain and gzipped.
+        const plain = await s.api.call('GET', `/v1/jobs/${job.id}/results.ndjson`, key);
+        assert.equal(plain.status, 200);
+        assert.match(plain.headers.get('content-type') ?? '', /application\/x-ndjson/);
+        const lines = plain.text.trim().split('\n').map((line) => JSON.parse(line));
+        assert.deepEqual(lines, results);
+        const zipped = await fetch(`${s.api.base}/v1/jobs/${job.id}/results.ndjson`, { headers: { 'x-api-key': key, 'accept-encoding': 'gzip' } });
+        assert.equal(zipped.headers.get('content-encoding'), 'gzip');
+        // fetch decodes gzip itself: the text is the same.
+        assert.equal(await zipped.text(), plain.text);
+        const events = (await s.stores.events.list(team.id)).filter((e) => e.type === 'job.completed');
+        assert.deepEqual(events.map((e) => [e.data.id, e.data.status]), [[job.id, 'completed']]);
+      } finally {
+        await s.stop();
+      }
+    });
+
+    test('a team with credits for half the items: exactly those charged, the others 402; cancel leaves pending items uncharged', async () => {
+      const s = await serve({ JOB_CONCURRENCY_PER_TEAM: '2' }, scaleOut);
+      try {
+        const { team, key } = await s.team(10);
+        const requests = Array.from({ length: 20 }, (_, n) => ({ endpoint: '/v1/linkpage-a/profile', params: { url: `https://linkpage-a.example/half${n}` } }));
+        const created = await s.api.call('POST', '/v1/jobs', key, { requests });
+        assert.equal(created.status, 202, created.text);
+        const job = await waitJob(s.api, key, created.body.data.id);
+        const results = await allResults(s.api, key, job.id);
+        const charged = results.filter((r) => r.creditsCharged === 1);
+        const refused = results.filter((r) => r.error?.code === 'INSUFFICIENT_CREDITS');
+        assert.equal(charged.length, 10);
+        assert.equal(refused.length, 10);
+        assert.ok(refused.every((r) => r.status === 'failed' && r.pages.length === 0 && r.attempts === 1));
+        assert.equal(job.creditsCharged, 10);
+        assert.equal(await s.stores.ledger.balance(team.id), 0);
+        assert.equal(await ledgerSum(s.stores, team.id), 0);
+        const failedOnly = await allResults(s.api, key, job.id, 'failed');
+        assert.equal(failedOnly.length, 10);
+
+        // Cancel: a job of a team limited to 1 item at a time, cancelled at once.
+        const rich = await s.team(1_000);
+        const many = Array.from({ length: 200 }, (_, n) => ({ endpoint: '/v1/linkpage-a/profile', params: { url: `https://linkpage-a.example/cancel${n}` } }));
+        const big = await s.api.call('POST', '/v1/jobs', rich.key, { requests: many });
+        const cancelled = await s.api.call('POST', `/v1/jobs/${big.body.data.id}/cancel`, rich.key);
+        assert.equal(cancelled.status, 200, cancelled.text);
+        assert.equal(cancelled.body.data.status, 'cancelled');
+        const ended = await waitJob(s.api, rich.key, big.body.data.id);
+        assert.ok(ended.cancelled > 150, `${ended.cancelled} cancelled`);
+        assert.equal(ended.succeeded + ended.cancelled, 200);
+        assert.equal(ended.creditsCharged, ended.succeeded);
+        assert.equal(await s.stores.ledger.balance(rich.team.id), 1_000 - ended.succeeded, 'only the items that ran are charged');
+        assert.equal(await ledgerSum(s.stores, rich.team.id), 1_000 - ended.succeeded);
+        const retried = await s.api.call('POST', `/v1/jobs/${job.id}/retry`, key);
+        assert.equal(retried.status, 200);
+        assert.equal(retried.body.data.pending, 10, 'the failed items are queued again');
+        const again = await s.api.call('POST', `/v1/jobs/${job.id}/retry`, key);
+        assert.equal(again.status, 409);
+        assert.equal(again.body.error.code, 'CONFLICT');
+        await waitJob(s.api, key, job.id);
+      } finally {
+        await s.stop();
+      }
+    });
+
+    test("two teams' jobs at once: the small one is not starved by the big one", async () => {
+      const s = await serve({ JOB_CONCURRENCY_PER_TEAM: '2', JOB_WORKERS: '3' }, scaleOut);
+      try {
+        const big = await s.team(10_000);
+        const small = await s.team(100);
+        const bigJob = await s.api.call('POST', '/v1/jobs', big.key, {
+          requests: Array.from({ length: 300 }, (_, n) => ({ endpoint: '/v1/linkpage-a/profile', params: { url: `https://linkpage-a.example/big${n}` } })),
+        });
+        await sleep(200);
+        const smallJob = await s.api.call('POST', '/v1/jobs', small.key, {
+          requests: Array.from({ length: 5 }, (_, n) => ({ endpoint: '/v1/linkpage-a/profile', params: { url: `https://linkpage-a.example/small${n}` } })),
+        });
+        const smallEnded = await waitJob(s.api, small.key, smallJob.body.data.id);
+        const bigNow = (await s.api.call('GET', `/v1/jobs/${bigJob.body.data.id}`, big.key)).body.data;
+        assert.equal(smallEnded.succeeded, 5);
+        assert.ok(bigNow.pending > 100, `the big job still had ${bigNow.pending} items to run when the small one ended`);
+        await s.api.call('POST', `/v1/jobs/${bigJob.body.data.id}/cancel`, big.key);
+        await waitJob(s.api, big.key, bigJob.body.data.id);
+      } finally {
+        await s.stop();
+      }
+    });
+
+    test('the whole body is validated first, each problem at its path; Idempotency-Key; the cap of active jobs; results of another team are not found', async () => {
+      const s = await serve({ JOB_MAX_ACTIVE_PER_TEAM: '1', JOB_CONCURRENCY_PER_TEAM: '1' }, scaleOut);
+      try {
+        const { key } = await s.team(100);
+        const other = await s.team(100);
+        const bad = await s.api.call('POST', '/v1/jobs', key, {
+          requests: [
+            { endpoint: '/v1/snapmsg/profile', params: { username: 'lunavoss' } },
+            { endpoint: '/v1/nope', params: {} },
+            { endpoint: '/v1/snapmsg/profile', params: { usrname: 'x' } },
+          ],
+          max_pages: 101,
+        });
+        assert.equal(bad.status, 422, bad.text);
+        const paths = bad.body.error.details.map((d: { path: string }) => d.path).sort();
+        assert.deepEqual(paths, ['max_pages']);
+        const bad2 = await s.api.call('POST', '/v1/jobs', key, {
+          requests: [
+            { endpoint: '/v1/snapmsg/profile', params: { username: 'lunavoss' } },
+            { endpoint: '/v1/nope', params: {} },
+            { endpoint: '/v1/snapmsg/profile', params: { usrname: 'x' } },
+          ],
+        });
+        assert.equal(bad2.status, 422, bad2.text);
+        assert.deepEqual(bad2.body.error.details.map((d: { path: string }) => d.path).sort(), ['requests[1].endpoint', 'requests[2].params.username', 'requests[2].params.usrname']);
+        assert.equal((await s.api.call('POST', '/v1/jobs', key, { requests: [] })).status, 422);
+        const body = { requests: Array.from({ length: 50 }, (_, n) => ({ endpoint: '/v1/linkpage-a/profile', params: { url: `https://linkpage-a.example/idem${n}` } })) };
+        const first = await s.api.call('POST', '/v1/jobs', key, body, { 'idempotency-key': 'job-1' });
+        assert.equal(first.status, 202, first.text);
+        const replay = await s.api.call('POST', '/v1/jobs', key, body, { 'idempotency-key': 'job-1' });
+        assert.equal(replay.status, 202);
+        assert.equal(replay.body.data.id, first.body.data.id);
+        assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+        assert.equal(replay.headers.get('location'), `/v1/jobs/${first.body.data.id}`);
+        const reused = await s.api.call('POST', '/v1/jobs', key, { ...body, label: 'other' }, { 'idempotency-key': 'job-1' });
+        assert.equal(reused.status, 422);
+        assert.equal(reused.body.error.code, 'IDEMPOTENCY_KEY_REUSED');
+        const capped = await s.api.call('POST', '/v1/jobs', key, body);
+        assert.equal(capped.status, 429, capped.text);
+        assert.equal(capped.body.error.code, 'RATE_LIMITED');
+        assert.equal((await s.api.call('GET', `/v1/jobs/${first.body.data.id}`, other.key)).status, 404);
+        assert.equal((await s.api.call('GET', `/v1/jobs/${first.body.data.id}/results`, other.key)).status, 404);
+        const listed = await s.api.call('GET', '/v1/jobs?limit=5', key);
+        assert.deepEqual(listed.body.data.jobs.map((j: { id: string }) => j.id), [first.body.data.id]);
+        await s.api.call('POST', `/v1/jobs/${first.body.data.id}/cancel`, key);
+      } finally {
+        await s.stop();
+      }
+    });
+  });
+}
