@@ -327,3 +327,132 @@ for (const scaleOut of [false, true]) {
     });
   });
 }
+
+describe('batch jobs: a process killed mid-job', () => {
+  /** `node src/main.ts` as a child with an IPC channel; its address once it listens. */
+  const node = (env: Record<string, string>) => {
+    const { CURSOR_SECRET: _secret, METRICS_TOKEN: _token, DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
+    const child: ChildProcess = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', 'src/main.ts'], {
+      cwd: ROOT,
+      env: { ...inherited, ...UNPACED_ENV, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: '0', CURSOR_SECRET: 'jobs-test-secret-0123456789', ...env },
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const listening = new Promise<string>((resolve, reject) => {
+      child.on('message', (message: { listening?: string }) => (message.listening ? resolve(message.listening) : undefined));
+      child.once('exit', () => reject(new Error(`the service exited before it listened: ${stderr}`)));
+    });
+    return { child, listening, exited, stderr: () => stderr };
+  };
+
+  /** Waits until the team holds no reservation in flight (a dead process's are given back past their deadline). */
+  async function settled(stores: Stores, teamId: string): Promise<void> {
+    const until = Date.now() + 60_000;
+    while ((await stores.ledger.usage(teamId))?.pending !== 0) {
+      if (Date.now() > until) throw new Error('reservations still pending');
+      await sleep(200);
+    }
+  }
+
+  async function checkEveryItemOnce(a: Api, stores: Stores, key: string, teamId: string, jobId: string, total: number, credits: number): Promise<void> {
+    const job = await waitJob(a, key, jobId);
+    assert.equal(job.status, 'completed');
+    assert.equal(job.succeeded, total, JSON.stringify(job));
+    const results = await allResults(a, key, jobId);
+    assert.equal(results.length, total);
+    for (const item of results) {
+      assert.equal(item.status, 'succeeded');
+      assert.equal(item.pages.length, 1, `item ${item.index}: one page, stored once`);
+      assert.equal(item.creditsCharged, 1, `item ${item.index}: charged once`);
+    }
+    assert.equal(job.creditsCharged, total);
+    await settled(stores, teamId);
+    assert.equal(await stores.ledger.balance(teamId), credits - total, 'charged once per item, the dead process\'s reservations given back');
+    assert.equal(await ledgerSum(stores, teamId), credits - total, 'ledger = balance');
+  }
+
+  const requests = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ endpoint: '/v1/linkpage-a/profile', params: { url: `https://linkpage-a.example/${tag}${i}` } }));
+
+  test('embedded: SIGKILL mid-job, then a restart: every item ends, none charged twice', async () => {
+    const sandbox: RunningSandbox = await startSandbox({ seed: 'jobs-kill', portBase: 0, host: '127.0.0.1', latencyMs: 40 });
+    const dir = mkdtempSync(join(tmpdir(), 'jobs-kill-'));
+    const env = { ...sandbox.env, DATA_DIR: dir, JOB_CONCURRENCY_PER_TEAM: '2', REQUEST_BUDGET_MS: '2000', RESERVATION_MARGIN_MS: '0' };
+    const stores = await openStores(loadConfig({ ...env, ...UNPACED_ENV }));
+    let second: ReturnType<typeof node> | null = null;
+    try {
+      const team = await stores.accounts.createTeam({ name: 'kill', credits: 1_000, rateLimit: 100_000 });
+      const key = await newKey(stores, team.id);
+      const first = node(env);
+      const a = api(await first.listening);
+      const created = await a.call('POST', '/v1/jobs', key, { requests: requests(120, 'kill') });
+      assert.equal(created.status, 202, created.text);
+      for (;;) {
+        const { body } = await a.call('GET', `/v1/jobs/${created.body.data.id}`, key);
+        if (body.data.succeeded >= 20) break;
+        await sleep(50);
+      }
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const midway = await stores.jobs.get(team.id, created.body.data.id);
+      assert.ok(midway && midway.pending > 0, 'killed mid-job');
+      second = node(env);
+      const b = api(await second.listening);
+      await checkEveryItemOnce(b, stores, key, team.id, created.body.data.id, 120, 1_000);
+    } finally {
+      second?.child.kill('SIGTERM');
+      await second?.exited;
+      await stores.close();
+      await sandbox.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('postgres: two nodes share the database, one is SIGKILLed mid-job: the other takes its items up', async () => {
+    backends ??= testBackends();
+    const b = await backends;
+    const sandbox: RunningSandbox = await startSandbox({ seed: 'jobs-nodes', portBase: 0, host: '127.0.0.1', latencyMs: 40 });
+    const dirs = [mkdtempSync(join(tmpdir(), 'jobs-node-a-')), mkdtempSync(join(tmpdir(), 'jobs-node-b-'))];
+    const shared = {
+      ...sandbox.env,
+      DATABASE_URL: await b.freshDatabaseUrl(),
+      REDIS_URL: b.redisUrl,
+      REDIS_PREFIX: b.freshPrefix(),
+      MIGRATE: 'auto',
+      JOB_CONCURRENCY_PER_TEAM: '3',
+      JOB_LOCK_MS: '3000',
+      REQUEST_BUDGET_MS: '2000',
+      RESERVATION_MARGIN_MS: '0',
+    };
+    const nodeA = node({ ...shared, DATA_DIR: dirs[0] as string });
+    const addressA = await nodeA.listening;
+    const nodeB = node({ ...shared, DATA_DIR: dirs[1] as string });
+    const stores = await openStores(loadConfig({ ...shared, ...UNPACED_ENV, DATA_DIR: dirs[0] as string, MIGRATE: 'off' }));
+    try {
+      const addressB = await nodeB.listening;
+      const team = await stores.accounts.createTeam({ name: 'nodes', credits: 1_000, rateLimit: 100_000 });
+      const key = await newKey(stores, team.id);
+      const a = api(addressA);
+      const created = await a.call('POST', '/v1/jobs', key, { requests: requests(150, 'nodes') });
+      assert.equal(created.status, 202, created.text);
+      for (;;) {
+        const { body } = await a.call('GET', `/v1/jobs/${created.body.data.id}`, key);
+        if (body.data.succeeded >= 20) break;
+        await sleep(50);
+      }
+      nodeA.child.kill('SIGKILL');
+      await nodeA.exited;
+      const midway = await stores.jobs.get(team.id, created.body.data.id);
+      assert.ok(midway && midway.pending > 0, 'killed mid-job');
+      await checkEveryItemOnce(api(addressB), stores, key, team.id, created.body.data.id, 150, 1_000);
+    } finally {
+      nodeA.child.kill('SIGKILL');
+      nodeB.child.kill('SIGTERM');
+      await nodeB.exited;
+      await stores.close();
+      await sandbox.close();
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
