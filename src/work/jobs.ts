@@ -8,7 +8,6 @@
 // taken up once their claim has lapsed (`rescue`), and at start on the embedded store, whose
 // only runner is this process.
 import type { FastifyBaseLogger } from 'fastify';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { UpstreamPosition } from '../endpoints/types.ts';
 import { ApiError } from '../server/errors.ts';
 import { newRequestId } from '../server/ids.ts';

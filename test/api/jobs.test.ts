@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { gunzipSync } from 'node:zlib';
 import { loadConfig, UNPACED_ENV } from '../../src/config.ts';
 import { start } from '../../src/main.ts';
 import { generateKey } from '../../src/server/keys.ts';
@@ -18,6 +17,8 @@ import { platforms } from '../../sandbox/platforms/index.ts';
 import { startSandbox, type RunningSandbox } from '../../sandbox/server.ts';
 import { endpoints } from '../../src/endpoints/index.ts';
 import { testBackends, type TestBackends } from '../support/backends.ts';
+import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
+import { byId, fixtureResult, startHarness } from './harness.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -26,9 +27,13 @@ after(async () => {
   if (backends) await (await backends).drop();
 });
 
+// Answers are read as the API documents them; the tests check their fields one by one.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
 interface Api {
   base: string;
-  call(method: string, path: string, key: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers; text: string }>;
+  call(method: string, path: string, key: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: Json; headers: Headers; text: string }>;
 }
 
 const api = (base: string): Api => ({
@@ -90,7 +95,7 @@ async function serve(env: Record<string, string> = {}, scaleOut = false) {
 }
 
 /** Polls the job until it has ended. */
-async function waitJob(a: Api, key: string, id: string, timeoutMs = 120_000): Promise<any> {
+async function waitJob(a: Api, key: string, id: string, timeoutMs = 120_000): Promise<Json> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const { status, body } = await a.call('GET', `/v1/jobs/${id}`, key);
@@ -101,8 +106,8 @@ async function waitJob(a: Api, key: string, id: string, timeoutMs = 120_000): Pr
   }
 }
 
-async function allResults(a: Api, key: string, id: string, status?: string): Promise<any[]> {
-  const out: any[] = [];
+async function allResults(a: Api, key: string, id: string, status?: string): Promise<Json[]> {
+  const out: Json[] = [];
   let cursor: string | null = null;
   do {
     const query = new URLSearchParams({ limit: '37', ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) });
@@ -453,6 +458,54 @@ describe('batch jobs: a process killed mid-job', () => {
       await stores.close();
       await sandbox.close();
       for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('batch jobs: failures of an item', () => {
+  test('a transient failure is retried with back-off up to 3 attempts; other failures end the item at once; neither is charged', async () => {
+    const h = await startHarness({ app: { jobs: { backoffMs: 1_000, pollMs: 10 } } });
+    const tries = new Map<string, number>();
+    h.script = async (declaration, request) => {
+      const url = request.params.url ?? '';
+      tries.set(url, (tries.get(url) ?? 0) + 1);
+      if (url.endsWith('/twice') && (tries.get(url) ?? 0) <= 2) throw new UpstreamOutcome('transient', declaration.platform, 'down for a moment');
+      if (url.endsWith('/always')) throw new UpstreamOutcome('transient', declaration.platform, 'down');
+      if (url.endsWith('/gone')) throw new UpstreamOutcome('not_found', declaration.platform, 'no such page');
+      return fixtureResult(declaration);
+    };
+    try {
+      const endpoint = byId('linkpage-a.profile');
+      const requests = ['twice', 'always', 'gone'].map((name) => ({ endpoint: endpoint.path, params: { url: `https://linkpage-a.example/${name}` } }));
+      const created = await h.app.inject({ method: 'POST', url: '/v1/jobs', headers: { 'x-api-key': h.key }, payload: { requests } });
+      assert.equal(created.statusCode, 202, created.body);
+      const id = created.json().data.id as string;
+      let job: Json;
+      for (let n = 0; ; n++) {
+        job = (await h.get(`/v1/jobs/${id}`)).json().data;
+        if (job.pending === 0) break;
+        assert.ok(n < 2_000, 'the job ends');
+        // The back-off is counted on the service's clock.
+        h.clock.now += 250;
+        await sleep(5);
+      }
+      const results = (await h.get(`/v1/jobs/${id}/results`)).json().data.results as Json[];
+      assert.deepEqual(
+        results.map((r) => [r.status, r.attempts, r.error?.code ?? null, r.creditsCharged]),
+        [
+          ['succeeded', 3, null, 1],
+          ['failed', 3, 'UPSTREAM_BLOCKED', 0],
+          ['failed', 1, 'NOT_FOUND', 0],
+        ],
+      );
+      assert.deepEqual([...tries.values()], [3, 3, 1]);
+      assert.equal(await h.balance(), 99);
+      assert.equal(await h.ledgerSum(), 99);
+      const metrics = await h.app.metrics.registry.getSingleMetricAsString('api_job_items_total');
+      assert.match(metrics, /outcome="retried"\} 4/);
+      assert.match(metrics, /outcome="failed"\} 2/);
+    } finally {
+      await h.close();
     }
   });
 });
