@@ -1673,7 +1673,7 @@ export abstract class EndpointMethods {
 }
 
 /** Every error code of the API. */
-export type ErrorCode = 'BAD_REQUEST' | 'UNAUTHORIZED' | 'INSUFFICIENT_CREDITS' | 'KEY_CREDIT_LIMIT' | 'FORBIDDEN' | 'NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'REQUEST_TIMEOUT' | 'IDEMPOTENCY_IN_PROGRESS' | 'VALIDATION_ERROR' | 'IDEMPOTENCY_KEY_REUSED' | 'RATE_LIMITED' | 'INTERNAL_ERROR' | 'NOT_IMPLEMENTED' | 'UPSTREAM_BLOCKED' | 'UPSTREAM_UNRECOGNISED' | 'SERVICE_UNAVAILABLE';
+export type ErrorCode = 'BAD_REQUEST' | 'UNAUTHORIZED' | 'INSUFFICIENT_CREDITS' | 'KEY_CREDIT_LIMIT' | 'FORBIDDEN' | 'NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'REQUEST_TIMEOUT' | 'IDEMPOTENCY_IN_PROGRESS' | 'CONFLICT' | 'VALIDATION_ERROR' | 'IDEMPOTENCY_KEY_REUSED' | 'RATE_LIMITED' | 'INTERNAL_ERROR' | 'NOT_IMPLEMENTED' | 'UPSTREAM_BLOCKED' | 'UPSTREAM_UNRECOGNISED' | 'SERVICE_UNAVAILABLE';
 
 /**
  * `BAD_REQUEST` (HTTP 400). The cursor or page token is malformed, expired (they last 24 hours) or was issued for another target or filter: start the listing again from its first page. Also a request whose URL and headers exceed 16 KiB (an MCP call too): shorten it.
@@ -1719,6 +1719,11 @@ export class RequestTimeoutError extends PageScrapeError {}
  * `IDEMPOTENCY_IN_PROGRESS` (HTTP 409). A request with the same `Idempotency-Key` is still being answered: wait `Retry-After` (1 s) and send it again with the same key, to get its answer once it is kept. Not charged.
  */
 export class IdempotencyInProgressError extends PageScrapeError {}
+
+/**
+ * `CONFLICT` (HTTP 409). The resource is not in a state that allows this (a batch job retried while it still runs): wait until it ends, then send it again.
+ */
+export class ConflictError extends PageScrapeError {}
 
 /**
  * `VALIDATION_ERROR` (HTTP 422). Fix the parameters listed in `details` (`path` and `message` for each problem; a parameter the endpoint does not declare is one, named with the closest declared name); do not retry unchanged.
@@ -1771,6 +1776,7 @@ export const ERRORS = {
   METHOD_NOT_ALLOWED: { status: 405, error: MethodNotAllowedError },
   REQUEST_TIMEOUT: { status: 408, error: RequestTimeoutError },
   IDEMPOTENCY_IN_PROGRESS: { status: 409, error: IdempotencyInProgressError },
+  CONFLICT: { status: 409, error: ConflictError },
   VALIDATION_ERROR: { status: 422, error: ValidationError },
   IDEMPOTENCY_KEY_REUSED: { status: 422, error: IdempotencyKeyReusedError },
   RATE_LIMITED: { status: 429, error: RateLimitedError },

@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document at /openapi.json, generated from the endpoint declarations, and the
 // docs page at /docs, served entirely by the service itself.
 import { accountChanges } from '../../src/account/changes.ts';
+import { JOBS_TAG, jobEndpoints } from '../../src/jobs/endpoints.ts';
 import { ACCOUNT_TAG, accountEndpoints } from '../../src/account/endpoints.ts';
 import { acceptsGzip, STATUS_TAG } from '../../src/server/plugins/openapi.ts';
 import assert from 'node:assert/strict';
@@ -106,6 +107,7 @@ describe('GET /openapi.json', () => {
     assert.equal(endpoints.length, 9);
     const methods = new Map<string, string[]>([...endpoints, ...accountEndpoints, { path: '/v1/status' }].map((endpoint) => [endpoint.path, ['get']]));
     for (const change of accountChanges) methods.set(change.path, [...(methods.get(change.path) ?? []), 'patch']);
+    for (const route of jobEndpoints) methods.set(route.path, [...(methods.get(route.path) ?? []), route.method.toLowerCase()]);
     assert.deepEqual(Object.keys(paths).sort(), [...methods.keys()].sort());
     for (const [path, item] of Object.entries(paths)) {
       assert.match(path, /^\/v1\//);
@@ -140,7 +142,7 @@ describe('GET /openapi.json', () => {
     assert.equal(typeof license.name, 'string');
     assert.equal(typeof license.identifier, 'string');
     const described = new Map(endpoints.map((endpoint) => [endpoint.platform, endpoint.platformDescription]));
-    assert.deepEqual(doc.tags, [...[...described].map(([name, description]) => ({ name, description })), ACCOUNT_TAG, STATUS_TAG]);
+    assert.deepEqual(doc.tags, [...[...described].map(([name, description]) => ({ name, description })), ACCOUNT_TAG, JOBS_TAG, STATUS_TAG]);
     for (const tag of doc.tags as Json[]) assert.ok(String(tag.description).length > 20, String(tag.name));
     for (const endpoint of endpoints) assert.deepEqual(paths[endpoint.path]?.get?.tags, [endpoint.platform]);
   });
