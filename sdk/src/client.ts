@@ -4,6 +4,7 @@
 import { ConnectionError, PageScrapeError, TimeoutError, UnexpectedResponseError, type ErrorDetail } from './errors.ts';
 import { ENDPOINTS, ERRORS, EndpointMethods, type Endpoints } from './generated.ts';
 import type { ApiResponse, ClientOptions, PaginateOptions, RequestOptions } from './types.ts';
+import { Jobs } from './jobs.ts';
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
 const DEFAULTS = { timeoutMs: 60_000, maxRetries: 3, maxRetryDelayMs: 60_000 };
@@ -35,6 +36,8 @@ export class PageScrape extends EndpointMethods {
   readonly #apiKey: string;
   readonly #fetch: typeof fetch;
   readonly #defaults: typeof DEFAULTS;
+  /** Batch jobs: `create`, `get`, `list`, `cancel`, `retry`, `wait`, `results`. */
+  readonly jobs: Jobs;
 
   constructor(options: ClientOptions = {}) {
     super();
@@ -50,6 +53,7 @@ export class PageScrape extends EndpointMethods {
       maxRetries: options.maxRetries ?? DEFAULTS.maxRetries,
       maxRetryDelayMs: options.maxRetryDelayMs ?? DEFAULTS.maxRetryDelayMs,
     };
+    this.jobs = new Jobs(this);
   }
 
   /**
@@ -136,8 +140,55 @@ export class PageScrape extends EndpointMethods {
     return `${this.baseUrl}${path}${encoded ? `?${encoded}` : ''}`;
   }
 
+  /**
+   * Sends `method` to `path` with a JSON `body` (and `headers`) and answers the envelope, with the
+   * retries `get` makes; a POST is retried only when it carries an `Idempotency-Key` (the service
+   * then answers a repeat with the first answer) or was never sent. For the batch jobs (`jobs`).
+   */
+  async send(method: 'GET' | 'POST', path: string, body?: unknown, options: RequestOptions & { headers?: Record<string, string> } = {}): Promise<ApiResponse<unknown>> {
+    const url = `${this.baseUrl}${path}`;
+    const maxRetries = options.maxRetries ?? this.#defaults.maxRetries;
+    const safe = method === 'GET' || options.headers?.['idempotency-key'] !== undefined;
+    for (let attempt = 0; ; attempt++) {
+      options.signal?.throwIfAborted();
+      let error: PageScrapeError;
+      try {
+        return await this.#attempt(url, options, { method, body, headers: options.headers });
+      } catch (caught) {
+        if (!(caught instanceof PageScrapeError)) throw caught;
+        error = caught;
+      }
+      const retryable = error instanceof ConnectionError ? !error.mayHaveReached : safe && RETRYABLE_STATUSES.has(error.status);
+      if (!retryable || attempt >= maxRetries) throw error;
+      const delay = this.#delay(error, attempt);
+      if (delay === null) throw error;
+      options.onRetry?.({ error, retry: attempt + 1, maxRetries, delayMs: delay });
+      await sleep(delay, options.signal);
+    }
+  }
+
+  /** A streamed answer (the NDJSON of a job's results): the response, its body unread; a `PageScrapeError` for an error answer. */
+  async stream(path: string, options: { signal?: AbortSignal } = {}): Promise<Response> {
+    let response: Response;
+    try {
+      response = await this.#fetch(`${this.baseUrl}${path}`, { headers: { 'x-api-key': this.#apiKey, accept: 'application/x-ndjson', 'accept-encoding': 'gzip' }, signal: options.signal });
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      throw new ConnectionError(`Could not reach ${this.baseUrl}: ${describe(error)}.`, { code: 'CONNECTION_ERROR', status: 0, cause: error, mayHaveReached: !neverSent(error) });
+    }
+    if (response.ok) return response;
+    // An error answer is the API's envelope: read it as any call's.
+    const text = await response.text();
+    await this.#attempt(`${this.baseUrl}${path}`, {}, { method: 'GET', replay: { response, text } });
+    throw new UnexpectedResponseError(`HTTP ${response.status}`, { code: 'UNEXPECTED_RESPONSE', status: response.status });
+  }
+
   /** One request: answers the envelope, or throws a `PageScrapeError` (or the signal's reason). */
-  async #attempt(url: string, options: RequestOptions): Promise<ApiResponse<unknown>> {
+  async #attempt(
+    url: string,
+    options: RequestOptions,
+    request: { method: 'GET' | 'POST'; body?: unknown; headers?: Record<string, string>; replay?: { response: Response; text: string } } = { method: 'GET' },
+  ): Promise<ApiResponse<unknown>> {
     const timeoutMs = options.timeoutMs ?? this.#defaults.timeoutMs;
     const controller = new AbortController();
     const timeout = new TimeoutError(`No complete answer within ${timeoutMs} ms.`, { code: 'TIMEOUT', status: 0 });
@@ -147,8 +198,14 @@ export class PageScrape extends EndpointMethods {
     let response: Response;
     let text: string;
     try {
-      response = await this.#fetch(url, { headers: { 'x-api-key': this.#apiKey, accept: 'application/json' }, signal: controller.signal });
-      text = await response.text();
+      if (request.replay) {
+        ({ response, text } = request.replay);
+      } else {
+        const headers: Record<string, string> = { 'x-api-key': this.#apiKey, accept: 'application/json', ...request.headers };
+        if (request.body !== undefined) headers['content-type'] = 'application/json';
+        response = await this.#fetch(url, { method: request.method, headers, signal: controller.signal, ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}) });
+        text = await response.text();
+      }
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       if (controller.signal.aborted) throw timeout;
