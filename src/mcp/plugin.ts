@@ -14,7 +14,8 @@ import { Type, type TObject } from 'typebox';
 import { accountEndpoints } from '../account/endpoints.ts';
 import type { ApiEndpoint, EndpointDeclaration, ValidationDetail } from '../endpoints/types.ts';
 import { ApiError, sendError } from '../server/errors.ts';
-import { getInProcess } from '../server/in-process.ts';
+import { getInProcess, postInProcess } from '../server/in-process.ts';
+import { jobEndpoints } from '../jobs/endpoints.ts';
 import type { Door } from '../server/plugins/auth.ts';
 import { Meta } from '../server/plugins/openapi.ts';
 import { fullQuerySchema } from '../server/query.ts';
@@ -38,7 +39,12 @@ export interface McpOptions {
 interface ToolOf {
   tool: Tool;
   endpoint: ApiEndpoint;
+  /** A batch job tool: its method, and the path parameter its arguments carry. */
+  job?: { method: 'GET' | 'POST'; id: boolean };
 }
+
+/** The batch job endpoints offered as tools: submit a job, follow it, read its results. */
+const JOB_TOOLS: Record<string, string> = { 'jobs.create': 'create_job', 'jobs.get': 'get_job', 'jobs.results': 'get_job_results' };
 
 /** The error envelope's `error`. */
 interface ErrorOf {
@@ -64,8 +70,28 @@ function tools(endpoints: readonly EndpointDeclaration[]): Map<string, ToolOf> {
     ]),
     ['get_account', account, account.query, `${account.summary}. ${account.description}`],
   ];
-  return new Map(
-    entries.map(([name, endpoint, query, description]) => [
+  const jobTools = jobEndpoints
+    .filter((route) => route.id in JOB_TOOLS && route.data)
+    .map((route): [string, ToolOf] => {
+      const name = JOB_TOOLS[route.id] as string;
+      const input = route.body ?? Type.Object({ ...route.params.properties, ...route.query.properties }, { additionalProperties: false });
+      return [
+        name,
+        {
+          endpoint: { id: route.id, path: route.path, summary: route.summary, description: route.description, query: route.query, data: route.data as TObject, exampleQuery: {} },
+          job: { method: route.method, id: 'id' in route.params.properties },
+          tool: {
+            name,
+            title: `${route.method} ${route.path}`,
+            description: `${route.summary}. ${route.description}${route.body ? ` Through MCP a job's requests must fit in a message of ${BODY_LIMIT / 1024} KiB; larger jobs go through the API.` : ''}`,
+            inputSchema: { ...plain(input), type: 'object' } as Tool['inputSchema'],
+            outputSchema: { ...plain(Type.Object({ data: route.data as TObject, meta: Meta }, { additionalProperties: false })), type: 'object' } as Tool['outputSchema'],
+          },
+        },
+      ];
+    });
+  return new Map([
+    ...entries.map(([name, endpoint, query, description]): [string, ToolOf] => [
       name,
       {
         endpoint,
@@ -78,7 +104,8 @@ function tools(endpoints: readonly EndpointDeclaration[]): Map<string, ToolOf> {
         },
       },
     ]),
-  );
+    ...jobTools,
+  ]);
 }
 
 /** Why a JSON-RPC batch is refused, or null: none under a version without batches, none empty, none beyond MAX_BATCH. */
@@ -105,15 +132,23 @@ export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { door, end
     server.setRequestHandler(CallToolRequestSchema, async (call): Promise<CallToolResult> => {
       const found = byName.get(call.params.name);
       if (!found) return { isError: true, content: [{ type: 'text', text: `No tool ${call.params.name}.` }] };
+      const args = { ...(call.params.arguments ?? {}) } as Record<string, unknown>;
+      let path = found.endpoint.path;
+      if (found.job?.id) {
+        path = path.replace('{id}', encodeURIComponent(String(args.id ?? '')));
+        delete args.id;
+      }
       const query = new URLSearchParams();
-      for (const [name, value] of Object.entries(call.params.arguments ?? {})) {
-        if (value !== undefined && value !== null) query.set(name, String(value));
+      if (found.job?.method !== 'POST') {
+        for (const [name, value] of Object.entries(args)) {
+          if (value !== undefined && value !== null) query.set(name, String(value));
+        }
       }
       // Held to the size of an HTTP request: arguments are no way around it.
-      const url = `${found.endpoint.path}${query.size > 0 ? `?${query.toString()}` : ''}`;
-      const answer = await door.handing(admission, (headers) => getInProcess(app, url, headers));
+      const url = `${path}${query.size > 0 ? `?${query.toString()}` : ''}`;
+      const answer = await door.handing(admission, (headers) => (found.job?.method === 'POST' ? postInProcess(app, url, headers, args) : getInProcess(app, url, headers)));
       const body = JSON.parse(answer.body) as Record<string, unknown> & { error?: ErrorOf };
-      if (answer.status === 200) return { content: [{ type: 'text', text: answer.body }], structuredContent: body };
+      if (answer.status >= 200 && answer.status < 300) return { content: [{ type: 'text', text: answer.body }], structuredContent: body };
       const error = body.error;
       const details = error?.details ?? [];
       return {

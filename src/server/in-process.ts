@@ -31,3 +31,13 @@ export async function getInProcess(app: FastifyInstance, url: string, headers: R
   const response = await app.inject({ method: 'GET', url, headers });
   return { status: response.statusCode, body: response.body };
 }
+
+/** POSTs a JSON `body` to `url` in-process (an MCP tool that creates a batch job); the same bound on line and headers. */
+export async function postInProcess(app: FastifyInstance, url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; body: string }> {
+  if (headBytes('POST', url, headers) > maxHeaderSize) {
+    const error = new ApiError('BAD_REQUEST', TOO_LARGE);
+    return { status: error.status, body: errorBody(error, newRequestId()) };
+  }
+  const response = await app.inject({ method: 'POST', url, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+  return { status: response.statusCode, body: response.body };
+}

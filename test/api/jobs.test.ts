@@ -509,3 +509,45 @@ describe('batch jobs: failures of an item', () => {
     }
   });
 });
+
+describe('batch jobs through MCP', () => {
+  test('create_job submits a job, get_job follows it, get_job_results reads its results', async () => {
+    const s = await serve();
+    try {
+      const { key } = await s.team(100);
+      let id = 0;
+      const call = async (name: string, args: Record<string, unknown>): Promise<Json> => {
+        const response = await fetch(`${s.api.base}/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key },
+          body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args } }),
+        });
+        assert.equal(response.status, 200);
+        return ((await response.json()) as Json).result;
+      };
+      const listed = await fetch(`${s.api.base}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'tools/list' }),
+      });
+      const names = ((await listed.json()) as Json).result.tools.map((tool: { name: string }) => tool.name);
+      for (const name of ['create_job', 'get_job', 'get_job_results']) assert.ok(names.includes(name), name);
+      const created = await call('create_job', { requests: [{ endpoint: '/v1/snapmsg/profile', params: { username: 'lunavoss' } }], label: 'mcp' });
+      assert.equal(created.isError, undefined, JSON.stringify(created));
+      const jobId = created.structuredContent.data.id as string;
+      for (;;) {
+        const job = await call('get_job', { id: jobId });
+        if (job.structuredContent.data.pending === 0) break;
+        await sleep(50);
+      }
+      const results = await call('get_job_results', { id: jobId });
+      assert.equal(results.structuredContent.data.results.length, 1);
+      assert.equal(results.structuredContent.data.results[0].status, 'succeeded');
+      const invalid = await call('create_job', { requests: [{ endpoint: '/v1/snapmsg/profile', params: {} }] });
+      assert.equal(invalid.isError, true);
+      assert.match(invalid.content[0].text, /requests\[0\]\.params\.username/);
+    } finally {
+      await s.stop();
+    }
+  });
+});
