@@ -31,7 +31,7 @@ describe('MCP at /mcp', () => {
     const client = await connect(h.key);
     try {
       const { tools } = await client.listTools();
-      assert.deepEqual(tools.map((tool) => tool.name).sort(), [...endpoints.map((e) => e.id.replace(/[.-]/g, '_')), 'get_account'].sort());
+      assert.deepEqual(tools.map((tool) => tool.name).sort(), [...endpoints.map((e) => e.id.replace(/[.-]/g, '_')), 'get_account', 'create_job', 'get_job', 'get_job_results'].sort());
       const posts = tools.find((tool) => tool.name === 'socialnet_profile_posts');
       assert.ok(posts?.description?.includes('1 credit'));
       assert.ok(Object.keys(posts?.inputSchema.properties ?? {}).includes('pageId'));
