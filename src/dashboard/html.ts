@@ -45,6 +45,7 @@ const NAV = [
   ['Keys', '/dashboard/keys'],
   ['Usage', '/dashboard/usage'],
   ['Ledger', '/dashboard/ledger'],
+  ['Jobs', '/dashboard/jobs'],
   ['Try it', '/dashboard/try'],
 ] as const;
 
