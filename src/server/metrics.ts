@@ -120,7 +120,7 @@ export class Metrics {
 
   readonly jobItems = new Counter({
     name: 'api_job_items_total',
-    help: "Batch job items by outcome: succeeded, failed (ended so), retried (a transient failure, queued again), cancelled (cancelled before they ran)",
+    help: 'Batch job items by outcome: succeeded, failed (ended so), retried (a transient failure, queued again)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

@@ -47,6 +47,8 @@ export class JobRunner {
   #stopping = false;
   #loop: Promise<void> | null = null;
   #wake: (() => void) | null = null;
+  /** A wake that came while the loop was claiming: it claims again at once rather than wait. */
+  #woken = false;
   #lastRescue = 0;
 
   constructor(stores: Stores, scraper: ScrapeService, runtimes: ReadonlyMap<string, EndpointRuntime>, metrics: Metrics, log: FastifyBaseLogger, settings: RunnerSettings) {
@@ -65,7 +67,8 @@ export class JobRunner {
 
   /** Claims at once (a job was just created or retried here) rather than at the next poll. */
   wake(): void {
-    this.#wake?.();
+    if (this.#wake) this.#wake();
+    else this.#woken = true;
   }
 
   /** Stops claiming; each running item stops after its current page and is queued again as it was. */
@@ -108,8 +111,10 @@ export class JobRunner {
       if (this.#stopping) break;
       // A free slot or a new job wakes the loop; otherwise it polls (other nodes' jobs, back-offs).
       const full = this.#running.size >= this.#settings.workers;
+      const woken = this.#woken;
+      this.#woken = false;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, claimed && !full ? 0 : this.#settings.pollMs);
+        const timer = setTimeout(resolve, (claimed || woken) && !full ? 0 : this.#settings.pollMs);
         timer.unref();
         this.#wake = () => {
           clearTimeout(timer);

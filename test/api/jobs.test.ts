@@ -307,6 +307,9 @@ for (const scaleOut of [false, true]) {
         assert.equal(bad2.status, 422, bad2.text);
         assert.deepEqual(bad2.body.error.details.map((d: { path: string }) => d.path).sort(), ['requests[1].endpoint', 'requests[2].params.username', 'requests[2].params.usrname']);
         assert.equal((await s.api.call('POST', '/v1/jobs', key, { requests: [] })).status, 422);
+        const huge = await s.api.call('POST', '/v1/jobs', key, { requests: [{ endpoint: '/v1/snapmsg/profile', params: { username: 'x'.repeat(4 * 1024 * 1024) } }] });
+        assert.equal(huge.status, 400);
+        assert.match(huge.body.error.message, /4 MB/);
         const body = { requests: Array.from({ length: 50 }, (_, n) => ({ endpoint: '/v1/linkpage-a/profile', params: { url: `https://linkpage-a.example/idem${n}` } })) };
         const first = await s.api.call('POST', '/v1/jobs', key, body, { 'idempotency-key': 'job-1' });
         assert.equal(first.status, 202, first.text);
