@@ -61,6 +61,10 @@ const SQL = {
   items: `SELECT ${ITEM_COLUMNS} FROM job_items WHERE job_id = ? AND idx > ? ORDER BY idx LIMIT ?`,
   itemsOf: `SELECT ${ITEM_COLUMNS} FROM job_items WHERE job_id = ? AND idx > ? AND status IN (?, ?) ORDER BY idx LIMIT ?`,
   pages: 'SELECT idx, data FROM job_pages WHERE job_id = ? AND idx >= ? AND idx <= ? ORDER BY idx, n',
+  // Read before a claim or a rescue takes the write lock: an idle queue never writes (a write
+  // transaction, even empty, would count as a change for the readers that watch them).
+  anyDue: "SELECT 1 AS due FROM job_items WHERE status = 'pending' AND next_attempt_at <= ? LIMIT 1",
+  anyLapsed: "SELECT 1 AS due FROM job_items WHERE status = 'running' AND lock_until < ? LIMIT 1",
   depth: "SELECT status, count(*) AS n FROM job_items WHERE status IN ('pending', 'running') GROUP BY status",
   ended: 'SELECT id FROM jobs WHERE completed_at < ? LIMIT ?',
   deleteJob: 'DELETE FROM jobs WHERE id = ?',
@@ -130,6 +134,7 @@ export function jobStore(c: Connection): JobStore {
     },
 
     async claim(owner, lockUntil, now, perTeam) {
+      if (!c.run(() => st.anyDue.get(Math.trunc(now)))) return null;
       return c.tx((): ClaimedItem | null => {
         const team = st.nextTeam.get(perTeam, Math.trunc(now));
         if (!team) return null;
@@ -196,6 +201,7 @@ export function jobStore(c: Connection): JobStore {
     },
 
     async rescue(now) {
+      if (!c.run(() => st.anyLapsed.get(Math.trunc(now)))) return 0;
       return c.tx(() => {
         const rows = st.expired.all(Math.trunc(now));
         const perTeam = new Map<string, number>();
