@@ -81,6 +81,8 @@ export interface Config {
    * at once per node (`MONITOR_CONCURRENCY`, 16).
    */
   monitors: { minIntervalS: number; maxPerTeam: number; runRetentionDays: number; concurrency: number };
+  /** Batch jobs (src/work/jobs.ts): JOB_CONCURRENCY_PER_TEAM, JOB_MAX_ACTIVE_PER_TEAM, JOB_RETENTION_DAYS, JOB_WORKERS, JOB_LOCK_MS. */
+  jobs: JobSettings;
 }
 
 export interface WebhookConfig {
@@ -325,7 +327,28 @@ export function loadConfig(env: Env = process.env): Config {
       runRetentionDays: integer(env, 'MONITOR_RUN_RETENTION_DAYS', 30, 1),
       concurrency: integer(env, 'MONITOR_CONCURRENCY', 16, 1),
     },
+    jobs: {
+      concurrencyPerTeam: integer(env, 'JOB_CONCURRENCY_PER_TEAM', 4, 1),
+      maxActivePerTeam: integer(env, 'JOB_MAX_ACTIVE_PER_TEAM', 10, 1),
+      retentionDays: integer(env, 'JOB_RETENTION_DAYS', 7, 1),
+      workers: integer(env, 'JOB_WORKERS', 16, 1),
+      ...(env.JOB_LOCK_MS ? { lockMs: integer(env, 'JOB_LOCK_MS', 75_000, 1_000) } : {}),
+    },
   };
+}
+
+/** How batch jobs run on this node. */
+export interface JobSettings {
+  /** Items of one team running at once across every node. */
+  concurrencyPerTeam: number;
+  /** Queued or running jobs a team may have (more: 429). */
+  maxActivePerTeam: number;
+  /** Days a job and its results are kept after it ends. */
+  retentionDays: number;
+  /** Items this node runs at once, every team's. */
+  workers: number;
+  /** How long a claim holds its item without being renewed (a dead node's items wait this long); default: the request budget and the reservation margin. */
+  lockMs?: number;
 }
 
 /** A backend's URL, checked for its scheme; never echoed back (it may hold a password). */

@@ -64,6 +64,7 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
       },
     },
     monitors: config.monitors,
+    jobs: config.jobs,
   });
   app.metrics.watchProxies(() => Object.fromEntries(Object.keys(PLATFORM_ORIGINS).map((platform) => [platform, client.proxyStates(platform)])));
   const release = async () => {

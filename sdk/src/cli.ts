@@ -3,12 +3,14 @@
 // as JSON; with `--all` it follows the listing to its end and prints its items as NDJSON. What a
 // call does goes to standard error (each wait before a retry; for a listing, its progress and a
 // summary of what it read and spent), and the exit code tells the error class.
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { once } from 'node:events';
 import { PageScrape, type Listing, type PagedPath } from './client.ts';
 import { PageScrapeError } from './errors.ts';
 import { ENDPOINTS, type ErrorCode } from './generated.ts';
 import { unknownNameMessage } from './names.ts';
 import type { RetryEvent } from './types.ts';
+import type { CreateJobOptions, Job, JobRequest } from './jobs.ts';
 
 /** Exit codes, by error class. */
 export const EXIT = {
@@ -69,6 +71,8 @@ const HELP = `Usage:
   pagescrape monitor create <path> (--every <duration> | --cron <expression> [--timezone <zone>])
                      [--watch <pointer> …] [--label <text>] [--<param> <value> …]
   pagescrape monitor list | show <id> | runs <id> | run <id> | pause <id> | resume <id> | delete <id>
+  pagescrape job create --file <targets.ndjson> [--max-pages <n>] [--label <text>] [--cache_max_age <age>] [--wait] [--out <results.ndjson>]
+  pagescrape job status <id> | job results <id> [--out <file>] | job cancel <id>
 
   get        calls the endpoint at <path> with its parameters under their API names (as flags,
              or as the path's query string) and prints the answer ({ data, meta }) as JSON.
@@ -80,6 +84,11 @@ const HELP = `Usage:
              (newest first), each change as a JSON Patch; run runs it now and prints the run.
              --every takes 30s, 15m, 6h, 1d; --watch (repeatable) keeps only the changes at or
              under a JSON Pointer of the data, e.g. /profile/followers.
+  job        batch jobs: create one from a file of requests, one JSON object per line
+             ({"endpoint": "/v1/snapmsg/profile", "params": {"username": "lunavoss"}}), and
+             print it; with --wait, follow its progress on standard error (a bar on a terminal)
+             until it ends, then write its results (one item per line) to --out, or standard
+             output. status prints a job, results its results, cancel cancels it.
 
 Options:
   --all              follow the listing to its end. Standard error tells its progress (a line
@@ -124,6 +133,9 @@ interface Command {
   path: string | undefined;
   params: Record<string, string>;
   all: boolean;
+  wait: boolean;
+  /** `job <action> [<id>]`. */
+  rest: string[];
   maxPages: number | undefined;
   maxCredits: number | undefined;
   quiet: boolean;
@@ -148,13 +160,14 @@ const count = (flag: string, value: string): number => {
 
 /** Reads the arguments: the command's own options are kebab-case, the endpoint's parameters keep their API names. */
 function parse(argv: readonly string[]): Command {
-  const parsed: Command = { command: undefined, path: undefined, params: {}, all: false, maxPages: undefined, maxCredits: undefined, quiet: false, baseUrl: undefined, apiKey: undefined, timeoutMs: undefined, maxRetries: undefined, idempotencyKey: undefined, help: false, version: false, monitor: { watch: [] } };
+  const parsed: Command = { command: undefined, path: undefined, params: {}, all: false, wait: false, rest: [], maxPages: undefined, maxCredits: undefined, quiet: false, baseUrl: undefined, apiKey: undefined, timeoutMs: undefined, maxRetries: undefined, idempotencyKey: undefined, help: false, version: false, monitor: { watch: [] } };
   const positional: string[] = [];
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] as string;
     if (argument === '-h' || argument === '--help') parsed.help = true;
     else if (argument === '-v' || argument === '--version') parsed.version = true;
     else if (argument === '--all') parsed.all = true;
+    else if (argument === '--wait') parsed.wait = true;
     else if (argument === '--quiet') parsed.quiet = true;
     else if (argument.startsWith('--')) {
       const equals = argument.indexOf('=');
@@ -189,6 +202,12 @@ function parse(argv: readonly string[]): Command {
     return parsed;
   }
   [parsed.command, parsed.path] = positional;
+  if (parsed.command === 'job') {
+    parsed.rest = positional.slice(1);
+    parsed.path = undefined;
+    if (positional.length > 3) throw new UsageError(`Unexpected argument ${JSON.stringify(positional.at(-1))}.`);
+    return parsed;
+  }
   // A path with its query string, as curl takes it: its parameters, unless a flag names them too.
   const question = parsed.path?.indexOf('?') ?? -1;
   if (parsed.path !== undefined && question !== -1) {
@@ -325,6 +344,22 @@ class Report {
     }
   }
 
+  /** A job's progress: a bar in place on a terminal, else a line at most every PROGRESS_EVERY_MS. */
+  job(job: Job): void {
+    if (this.#quiet) return;
+    const ended = job.total - job.pending;
+    const width = 24;
+    const filled = job.total === 0 ? width : Math.round((ended / job.total) * width);
+    const text = `${job.id} ${job.status} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${ended}/${job.total} · ${job.failed} failed · ${job.pages} pages · ${plural(job.creditsCharged, 'credit')} · ${seconds(Date.now() - this.#started)}`;
+    if (this.#terminal) {
+      process.stderr.write(`\r\u001b[Kpagescrape: ${text}`);
+      this.#inPlace = true;
+    } else if (this.#lastProgress === null || Date.now() - this.#lastProgress >= PROGRESS_EVERY_MS || job.pending === 0) {
+      this.line(text);
+      this.#lastProgress = Date.now();
+    }
+  }
+
   /** The last line of a listing: how it ended (`done`, `interrupted`, …), what it read and spent. */
   summary(how: string, listing: Listing<unknown>): void {
     if (this.#quiet) return;
@@ -333,6 +368,91 @@ class Report {
     parts.push(this.#retries === 0 ? 'no retries' : `waited ${seconds(this.#waitedMs)} before ${plural(this.#retries, 'retry', 'retries')}`);
     parts.push(`${seconds(Date.now() - this.#started)} in all`);
     this.line(`${how}: ${parts.join(', ')}`);
+  }
+}
+
+/** Reads a file of requests, one JSON object per line; every bad line at once. */
+function readRequests(file: string): JobRequest[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`Cannot read ${file}: ${(error as Error).message}`);
+  }
+  const requests: JobRequest[] = [];
+  const problems: string[] = [];
+  text.split('\n').forEach((line, index) => {
+    if (line.trim() === '') return;
+    try {
+      const value = JSON.parse(line) as JobRequest;
+      if (typeof value?.endpoint !== 'string' || typeof value.params !== 'object' || value.params === null) throw new Error('needs "endpoint" and "params"');
+      requests.push({ endpoint: value.endpoint, params: value.params });
+    } catch (error) {
+      problems.push(`  line ${index + 1}: ${(error as Error).message}`);
+    }
+  });
+  if (problems.length > 0) throw new UsageError(`${file} has lines that are not requests ({"endpoint": …, "params": {…}}):\n${problems.slice(0, 20).join('\n')}`);
+  if (requests.length === 0) throw new UsageError(`${file} holds no request.`);
+  return requests;
+}
+
+/** Writes a job's results, one item per line, to `out` (a file) or standard output. */
+async function writeResults(client: PageScrape, id: string, out: string | undefined, signal: AbortSignal): Promise<number> {
+  let n = 0;
+  if (out) {
+    const file = createWriteStream(out);
+    try {
+      for await (const item of client.jobs.results(id, { signal })) {
+        n++;
+        if (!file.write(`${JSON.stringify(item)}\n`)) await once(file, 'drain');
+      }
+    } finally {
+      await new Promise<void>((resolve, reject) => file.end((error?: Error | null) => (error ? reject(error) : resolve())));
+    }
+    return n;
+  }
+  for await (const item of client.jobs.results(id, { signal })) {
+    n++;
+    await write(`${JSON.stringify(item)}\n`);
+  }
+  return n;
+}
+
+async function jobCommand(client: PageScrape, command: Command, report: Report, options: { signal: AbortSignal; onRetry: (event: RetryEvent) => void }): Promise<number> {
+  const [action, id] = command.rest;
+  const { file, out, cache_max_age: cacheMaxAge, ...others } = command.params;
+  // --label is read as a command option, for jobs and monitors alike.
+  const { label } = command.monitor;
+  const unknown = Object.keys(others);
+  if (unknown.length > 0) throw new UsageError(`job does not take ${unknown.map((name) => `--${name}`).join(', ')}.`);
+  const needId = (): string => {
+    if (!id) throw new UsageError(`job ${action} needs the job id (job_…).`);
+    return id;
+  };
+  switch (action) {
+    case 'create': {
+      if (!file) throw new UsageError('job create needs --file <targets.ndjson>.');
+      const job = await client.jobs.create(readRequests(file), { ...options, maxPages: command.maxPages, label, cacheMaxAge: cacheMaxAge as CreateJobOptions['cacheMaxAge'] });
+      if (!command.wait) {
+        await write(`${JSON.stringify(job, null, 2)}\n`);
+        return EXIT.ok;
+      }
+      const ended = await client.jobs.wait(job.id, { onProgress: (now) => report.job(now), signal: options.signal });
+      const items = await writeResults(client, job.id, out, options.signal);
+      report.line(`${ended.id} ${ended.status}: ${ended.succeeded} succeeded, ${ended.failed} failed, ${ended.cancelled} cancelled, ${plural(ended.creditsCharged, 'credit')} charged; ${plural(items, 'item')} written${out ? ` to ${out}` : ''}`);
+      return EXIT.ok;
+    }
+    case 'status':
+      await write(`${JSON.stringify(await client.jobs.get(needId(), options), null, 2)}\n`);
+      return EXIT.ok;
+    case 'results':
+      await writeResults(client, needId(), out, options.signal);
+      return EXIT.ok;
+    case 'cancel':
+      await write(`${JSON.stringify(await client.jobs.cancel(needId(), options), null, 2)}\n`);
+      return EXIT.ok;
+    default:
+      throw new UsageError(`job takes create, status, results or cancel, not ${JSON.stringify(action ?? '')}.`);
   }
 }
 
@@ -389,7 +509,8 @@ async function main(argv: readonly string[]): Promise<number> {
       await write(`${JSON.stringify(await monitorCommand(client, command, options), null, 2)}\n`);
       return EXIT.ok;
     }
-    if (command.command !== 'get') throw new UsageError(`Unknown command ${JSON.stringify(command.command)}; the commands are get, account, endpoints and monitor.`);
+    if (command.command === 'job') return await jobCommand(client, command, report, options);
+    if (command.command !== 'get') throw new UsageError(`Unknown command ${JSON.stringify(command.command)}; the commands are get, account, endpoints, job and monitor.`);
     const path = endpointAt(command.path, command.params, command.all);
     if (!command.all) {
       await write(`${JSON.stringify(await client.get(path, command.params, { ...options, idempotencyKey: command.idempotencyKey }), null, 2)}\n`);

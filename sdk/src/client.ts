@@ -4,6 +4,7 @@
 import { ConnectionError, PageScrapeError, TimeoutError, UnexpectedResponseError, type ErrorDetail } from './errors.ts';
 import { ENDPOINTS, ERRORS, EndpointMethods, type Changes, type Endpoints } from './generated.ts';
 import type { ApiResponse, ClientOptions, PaginateOptions, RequestOptions } from './types.ts';
+import { Jobs } from './jobs.ts';
 import { Monitors } from './monitors.ts';
 import { Webhooks } from './webhooks.ts';
 
@@ -71,6 +72,8 @@ export class PageScrape extends EndpointMethods {
   /** The team's webhook endpoints (`/v1/webhooks`). */
   readonly webhooks = new Webhooks((method, path, body, options) => this.#send(method, path, body, options));
   /** Monitors: pages watched on a schedule, each change a JSON Patch (`client.monitors.create({ … })`). */
+  /** Batch jobs: `create`, `get`, `list`, `cancel`, `retry`, `wait`, `results`. */
+  readonly jobs: Jobs = new Jobs(this);
   readonly monitors = new Monitors((method, path, body, query, options) => this.send(method, path, body, query, options));
 
   constructor(options: ClientOptions = {}) {
@@ -90,9 +93,9 @@ export class PageScrape extends EndpointMethods {
   }
 
   /**
-   * Sends a request other than a scrape (a monitor's creation, change, deletion or run) and
-   * answers its `data` and `meta`. A POST carries an `Idempotency-Key` made here and kept across
-   * its own retries, so that every failure may be retried without doing it twice (PATCH and
+   * Sends a request other than a scrape (a monitor's or a batch job's creation, change, deletion
+   * or run) and answers its `data` and `meta`. A POST carries an `Idempotency-Key` (the caller's
+   * `idempotencyKey`, else one made here) kept across its own retries, so that every failure may be retried without doing it twice (PATCH and
    * DELETE are safe to repeat by their nature); retries as `get` does.
    */
   async send<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, query: Record<string, unknown> = {}, options: RequestOptions = {}): Promise<ApiResponse<T>> {
@@ -100,7 +103,7 @@ export class PageScrape extends EndpointMethods {
       method,
       url: this.#url(path, query),
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      ...(method === 'POST' ? { idempotencyKey: newIdempotencyKey() } : {}),
+      ...(method === 'POST' ? { idempotencyKey: options.idempotencyKey ?? newIdempotencyKey() } : {}),
     };
     return (await this.#call(call, options)) as ApiResponse<T>;
   }
@@ -274,6 +277,26 @@ export class PageScrape extends EndpointMethods {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', forward);
     }
+    return this.#read(response, text);
+  }
+
+  /** A streamed answer (the NDJSON of a job's results): the response, its body unread; a `PageScrapeError` for an error answer. */
+  async stream(path: string, options: { signal?: AbortSignal } = {}): Promise<Response> {
+    let response: Response;
+    try {
+      response = await this.#fetch(`${this.baseUrl}${path}`, { headers: { 'x-api-key': this.#apiKey, accept: 'application/x-ndjson', 'accept-encoding': 'gzip' }, signal: options.signal });
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      throw new ConnectionError(`Could not reach ${this.baseUrl}: ${describe(error)}.`, { code: 'CONNECTION_ERROR', status: 0, cause: error, mayHaveReached: !neverSent(error) });
+    }
+    if (response.ok) return response;
+    // An error answer is the API's envelope: read as any call's.
+    this.#read(response, await response.text());
+    throw new UnexpectedResponseError(`HTTP ${response.status}`, { code: 'UNEXPECTED_RESPONSE', status: response.status });
+  }
+
+  /** An answer read: its envelope, or the `PageScrapeError` of its code thrown. */
+  #read(response: Response, text: string): ApiResponse<unknown> {
     const requestId = response.headers.get('x-request-id');
     const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
     let body: unknown;

@@ -1974,7 +1974,7 @@ export class RequestTimeoutError extends PageScrapeError {}
 export class IdempotencyInProgressError extends PageScrapeError {}
 
 /**
- * `CONFLICT` (HTTP 409). The resource is not in a state that allows this (the team already has the most webhooks or monitors it may have, a monitor whose run is in progress, …): the message says what; change that first, or wait and read its state again, then retry. Not charged.
+ * `CONFLICT` (HTTP 409). The resource is not in a state that allows this (the team already has the most webhooks or monitors it may have, a monitor whose run is in progress, a batch job retried while it still runs, …): the message says what; change that first, or wait and read its state again, then retry. Not charged.
  */
 export class ConflictError extends PageScrapeError {}
 

@@ -49,6 +49,7 @@ const NAV = [
   ['Ledger', '/dashboard/ledger'],
   ['Webhooks', '/dashboard/webhooks'],
   ['Monitors', '/dashboard/monitors'],
+  ['Jobs', '/dashboard/jobs'],
   ['Try it', '/dashboard/try'],
 ] as const;
 

@@ -168,6 +168,15 @@ event = wh.verify(raw_body, dict(request.headers))  # raises WebhookVerification
 
 Answer with a \`2xx\` within 10 seconds (do the work afterwards). Anything else, a redirect included, is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the delivery is marked failed; an endpoint failing every delivery for 5 days is disabled until a test or redelivery succeeds. \`GET /v1/webhooks/{id}/deliveries\` shows each attempt (status, time, the first 1 KB of your answer) and \`POST /v1/webhooks/deliveries/{id}/redeliver\` sends one again. \`POST /v1/webhooks/{id}/rotate-secret\` replaces the secret; for 24 hours both sign (two signatures in the header), and the libraries accept either. URLs must be \`https://\` on a public address: private, loopback and link-local addresses are refused, at registration and at every delivery.
 
+## Batch jobs
+
+Many targets at once: \`POST /v1/jobs\` with up to 10,000 \`requests\` (\`{ "endpoint": "/v1/snapmsg/profile", "params": { "username": "lunavoss" } }\`), optionally \`max_pages\` (1–100: a listing's item follows its cursor to the end or that many pages), \`cache_max_age\` and \`label\`. The whole body is checked first, each item's \`params\` by its endpoint's own rules; every problem comes back at once with its path (\`requests[12].params.username\`). The answer is \`202\` with the job and \`Location: /v1/jobs/{id}\`.
+
+- Each item is scraped as a request would be, and charged the same (1 credit per live page kept, 0 per cached page), exactly once, when its result is stored. Items do not count against the rate limit; a few of a team's run at once, and teams take turns.
+- A transient failure (\`502\`, \`503\`) is retried up to 3 attempts with back-off; \`402\` and other errors end the item, and the job goes on.
+- Follow it with \`GET /v1/jobs/{id}\` (counts, pages, credits) or the \`job.completed\` event of a webhook; read the results with \`GET /v1/jobs/{id}/results?status=&cursor=\` or all at once, one item per line, with \`GET /v1/jobs/{id}/results.ndjson\` (gzip when asked). \`POST /v1/jobs/{id}/cancel\` stops the items not started (never charged); \`POST /v1/jobs/{id}/retry\` runs the failed ones again once the job has ended.
+- SDK: \`await client.jobs.wait((await client.jobs.create(requests, { maxPages: 100 })).id, { onProgress })\`, then \`for await (const item of client.jobs.results(id))\`. Command line: \`npx ./sdk job create --file targets.ndjson --wait --out results.ndjson\`. MCP: \`create_job\`, \`get_job\`, \`get_job_results\`.
+
 ## Test mode
 
 A test key (\`psk_test_…\`) works everywhere a key does (the API, the SDK, the command line, MCP). Its requests go to a sandbox the service runs itself, cost nothing, never touch the cache, count in a rate window of their own and carry \`meta.test: true\`. The sandbox serves made-up accounts such as \`lunavoss\`; the examples on this page come from it. A service whose test mode is off answers test keys \`403 FORBIDDEN\`.

@@ -17,6 +17,7 @@ import type { ApiEndpoint, EndpointDeclaration, ValidationDetail } from '../endp
 import { ApiError, sendError } from '../server/errors.ts';
 import { callInProcess, getInProcess } from '../server/in-process.ts';
 import { monitorOperations, type MonitorOperation } from '../work/monitors/endpoints.ts';
+import { jobEndpoints } from '../jobs/endpoints.ts';
 import type { Door } from '../server/plugins/auth.ts';
 import { Meta } from '../server/plugins/openapi.ts';
 import { fullQuerySchema } from '../server/query.ts';
@@ -44,7 +45,12 @@ interface ToolOf {
   scrapes: boolean;
   /** A monitors' operation: its arguments are its path parameters, query and body together. */
   operation?: MonitorOperation;
+  /** A batch job tool: its method, and the path parameter its arguments carry. */
+  job?: { method: 'GET' | 'POST'; id: boolean };
 }
+
+/** The batch job endpoints offered as tools: submit a job, follow it, read its results. */
+const JOB_TOOLS: Record<string, string> = { 'jobs.create': 'create_job', 'jobs.get': 'get_job', 'jobs.results': 'get_job_results' };
 
 /** The error envelope's `error`. */
 interface ErrorOf {
@@ -104,6 +110,27 @@ function tools(endpoints: readonly EndpointDeclaration[]): Map<string, ToolOf> {
       },
     ];
   });
+  const jobTools = jobEndpoints
+    .filter((route) => route.id in JOB_TOOLS && route.data)
+    .map((route): [string, ToolOf] => {
+      const name = JOB_TOOLS[route.id] as string;
+      const input = route.body ?? Type.Object({ ...route.params.properties, ...route.query.properties }, { additionalProperties: false });
+      return [
+        name,
+        {
+          endpoint: { id: route.id, path: route.path, summary: route.summary, description: route.description, query: route.query, data: route.data as TObject, exampleQuery: {} },
+          job: { method: route.method, id: 'id' in route.params.properties },
+          scrapes: false,
+          tool: {
+            name,
+            title: `${route.method} ${route.path}`,
+            description: `${route.summary}. ${route.description}${route.body ? ` Through MCP a job's requests must fit in a message of ${BODY_LIMIT / 1024} KiB; larger jobs go through the API.` : ''}`,
+            inputSchema: { ...plain(input), type: 'object' } as Tool['inputSchema'],
+            outputSchema: { ...plain(Type.Object({ data: route.data as TObject, meta: Meta }, { additionalProperties: false })), type: 'object' } as Tool['outputSchema'],
+          },
+        },
+      ];
+    });
   return new Map([
     ...entries.map(([name, endpoint, query, description, scrapes]): [string, ToolOf] => [
       name,
@@ -120,6 +147,7 @@ function tools(endpoints: readonly EndpointDeclaration[]): Map<string, ToolOf> {
       },
     ]),
     ...monitorTools,
+    ...jobTools,
   ]);
 }
 
@@ -166,6 +194,22 @@ export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { door, end
         const { operation } = found;
         const { url, body } = operationRequest(operation, call.params.arguments ?? {});
         answer = await door.handing(admission, (headers) => callInProcess(app, operation.method, url, headers, body));
+      } else if (found.job) {
+        const { job } = found;
+        const args = { ...(call.params.arguments ?? {}) } as Record<string, unknown>;
+        let path = found.endpoint.path;
+        if (job.id) {
+          path = path.replace('{id}', encodeURIComponent(String(args.id ?? '')));
+          delete args.id;
+        }
+        const query = new URLSearchParams();
+        if (job.method !== 'POST') {
+          for (const [name, value] of Object.entries(args)) {
+            if (value !== undefined && value !== null) query.set(name, String(value));
+          }
+        }
+        const url = `${path}${query.size > 0 ? `?${query.toString()}` : ''}`;
+        answer = await door.handing(admission, (headers) => callInProcess(app, job.method, url, headers, job.method === 'POST' ? args : undefined));
       } else {
         const query = new URLSearchParams();
         const extra: Record<string, string> = {};
@@ -180,7 +224,7 @@ export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { door, end
         answer = await door.handing(admission, (headers) => getInProcess(app, url, { ...headers, ...extra }));
       }
       const body = JSON.parse(answer.body) as Record<string, unknown> & { error?: ErrorOf };
-      if (answer.status === 200 || answer.status === 201) return { content: [{ type: 'text', text: answer.body }], structuredContent: body };
+      if (answer.status >= 200 && answer.status < 300) return { content: [{ type: 'text', text: answer.body }], structuredContent: body };
       const error = body.error;
       const details = error?.details ?? [];
       return {

@@ -22,6 +22,9 @@ import { recordsPlugin } from './plugins/records.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
 import { listeningUrl, openApiPlugin } from './plugins/openapi.ts';
 import { DEFAULT_MONITOR_SETTINGS, MonitorRunner, type MonitorSettings } from '../work/monitors/runner.ts';
+import { JobRunner } from '../work/jobs.ts';
+import { isPostgresStores } from '../store/postgres/index.ts';
+import type { JobSettings } from '../config.ts';
 import { routesPlugin } from './plugins/routes.ts';
 import { WebhookDispatcher, type DispatcherSettings } from '../webhooks/dispatcher.ts';
 import { systemResolver, type GuardSettings, type Resolver } from '../webhooks/guard.ts';
@@ -73,6 +76,8 @@ export interface AppOptions {
   webhooks?: { guard?: GuardSettings; resolver?: Resolver; delivery?: Omit<DispatcherSettings, 'guard' | 'resolver'> };
   /** Monitors' bounds and their loop (MONITOR_*); the defaults are the production ones. */
   monitors?: Partial<MonitorSettings>;
+  /** Batch jobs (JOB_*); `backoffMs` and `pollMs` for tests. */
+  jobs?: Partial<JobSettings> & { backoffMs?: number; pollMs?: number };
 }
 
 declare module 'fastify' {
@@ -144,6 +149,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     intervalMs: options.maintenanceIntervalMs ?? 30_000,
     reapIntervalMs: options.reapIntervalMs ?? 5_000,
     recordsMaxAgeMs: (options.requestRecordsDays ?? 90) * DAY_MS,
+    jobsMaxAgeMs: (options.jobs?.retentionDays ?? 7) * DAY_MS,
     monitorRunsMaxAgeMs: (options.monitors?.runRetentionDays ?? DEFAULT_MONITOR_SETTINGS.runRetentionDays) * DAY_MS,
   });
   await app.register(recordsPlugin, { stores });
@@ -200,10 +206,26 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   app.addHook('onReady', async () => monitorRunner.start());
   app.addHook('onClose', async () => monitorRunner.stop());
+  const jobs = options.jobs ?? {};
+  const runner = new JobRunner(stores, scraper, runtimesByPath, app.metrics, app.log, {
+    concurrencyPerTeam: jobs.concurrencyPerTeam ?? 4,
+    workers: jobs.workers ?? 16,
+    lockMs: jobs.lockMs ?? requestBudgetMs + reservationMarginMs,
+    backoffMs: jobs.backoffMs ?? 1_000,
+    pollMs: jobs.pollMs ?? 500,
+    // The embedded store's jobs are this process's alone: what an earlier run left claimed, it left dying.
+    takeOverOnStart: !isPostgresStores(stores),
+    now,
+  });
+  app.metrics.watchJobQueue(() => stores.jobs.depth());
+  app.addHook('onReady', async () => runner.start());
+  app.addHook('preClose', async () => runner.stop());
   await app.register(routesPlugin, {
     webhooks: { guard, resolver, nudge: () => dispatcher?.nudge() },
     monitors: { runner: monitorRunner, settings: monitorSettings, runtimes: runtimesByPath },
     runtimes: runtimes.values(),
+    runner,
+    maxActiveJobs: jobs.maxActivePerTeam ?? 10,
     scraper,
     idempotency,
     sealer,

@@ -55,7 +55,7 @@ export const ADVICE_OF: Record<ErrorCode, string> = {
   METHOD_NOT_ALLOWED: 'Every endpoint answers GET only.',
   REQUEST_TIMEOUT: 'The request was not received in time: send it again.',
   IDEMPOTENCY_IN_PROGRESS: 'A request with the same `Idempotency-Key` is still being answered: wait `Retry-After` (1 s) and send it again with the same key, to get its answer once it is kept. Not charged.',
-  CONFLICT: 'The resource is not in a state that allows this (the team already has the most webhooks or monitors it may have, a monitor whose run is in progress, …): the message says what; change that first, or wait and read its state again, then retry. Not charged.',
+  CONFLICT: 'The resource is not in a state that allows this (the team already has the most webhooks or monitors it may have, a monitor whose run is in progress, a batch job retried while it still runs, …): the message says what; change that first, or wait and read its state again, then retry. Not charged.',
   VALIDATION_ERROR: 'Fix the parameters listed in `details` (`path` and `message` for each problem; a parameter the endpoint does not declare is one, named with the closest declared name); do not retry unchanged.',
   IDEMPOTENCY_KEY_REUSED: 'The `Idempotency-Key` was used within the last 24 hours for a different request (another path, other parameters or another body): use a fresh key for each distinct request. Not charged.',
   RATE_LIMITED: 'Too many requests for the team in the last 60 seconds: wait for `Retry-After` seconds, then retry. `X-RateLimit-Remaining` tells how close you are.',

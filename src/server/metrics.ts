@@ -167,6 +167,45 @@ export class Metrics {
       },
     });
   }
+  readonly jobItems = new Counter({
+    name: 'api_job_items_total',
+    help: 'Batch job items by outcome: succeeded, failed (ended so), retried (a transient failure, queued again)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobItemLatency = new Histogram({
+    name: 'api_job_item_duration_seconds',
+    help: 'Time one run of a batch job item took (every page it fetched)',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
+  readonly jobDuration = new Histogram({
+    name: 'api_job_duration_seconds',
+    help: 'Time from the creation of a batch job to its end',
+    buckets: [1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600],
+    registers: [this.registry],
+  });
+
+  /** The items waiting and running in the batch job queue (every node's), read from the store when scraped. */
+  watchJobQueue(depth: () => Promise<{ pending: number; running: number }>): void {
+    new Gauge({
+      name: 'api_job_queue_depth',
+      help: 'Batch job items waiting (pending) and running, every node\'s',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      async collect() {
+        try {
+          const { pending, running } = await depth();
+          this.set({ state: 'pending' }, pending);
+          this.set({ state: 'running' }, running);
+        } catch {
+          // The store is down: the gauge keeps its last values (the backend metrics tell).
+        }
+      },
+    });
+  }
 
   /** Reports the stores' round trips to their backends (PostgreSQL, Redis) with every scrape. */
   watchBackends(roundTrips: () => Record<string, number>): void {

@@ -67,6 +67,22 @@ interface ScrapeJob {
   log: FastifyBaseLogger;
 }
 
+/** Who a batch job's page is scraped for: the job's team and key, and the request id its record carries. */
+export interface JobScraper {
+  teamId: string;
+  keyId: string;
+  test: boolean;
+  requestId: string;
+  log: FastifyBaseLogger;
+}
+
+/** A job's page: its `data` serialised, and the reservation of its credit to commit with it (null: free). */
+export interface JobPageResult {
+  data: string;
+  cached: boolean;
+  reservationId: string | null;
+}
+
 /** The position a cursor carries and when the live scrape that produced it ran. */
 export type Cursor = { position: UpstreamPosition; scrapedAt: number };
 
@@ -287,6 +303,80 @@ export class ScrapeService {
     const job = { runtime, requestId: request.id, target: parsed.params, targetKey: parsed.targetKey, cacheKey, position: cursor?.position ?? null, deadline, log: request.log, test: true };
     const scraped = await this.#shared(`test|${cacheKey}`, deadline, () => this.#scrape(job));
     return envelope(Buffer.from(scraped.json), { requestId: request.id, creditsCharged: 0, creditsRemaining: caller.team.credits, cached: false, test: true });
+  }
+
+  /**
+   * One page of a batch job's item, through the same path as a request: the cache (with
+   * `cache_max_age`), the breaker, a reservation of its credit (charged to the job's key), the
+   * scrape shared with identical ones in flight. The reservation is left pending: the job's store
+   * commits it with the stored page, in one transaction (JobStore.savePage). A failed scrape is
+   * refunded here. Throws the ApiError a request would have been answered with.
+   */
+  async jobPage(runtime: EndpointRuntime, who: JobScraper, parsed: ParsedQuery, position: UpstreamPosition | null): Promise<JobPageResult> {
+    const { endpoint } = runtime;
+    const cacheKey = `${parsed.baseKey}|${position ? canonicalJson(position) : ''}`;
+    const now = this.#settings.now();
+    if (parsed.cacheMaxAgeMs !== null && !who.test) {
+      const entry = await this.#stores.cache.get(cacheKey);
+      const hit = entry !== null && now - entry.storedAt <= parsed.cacheMaxAgeMs;
+      this.#metrics.cacheLookups.inc({ endpoint: endpoint.id, result: hit ? 'hit' : 'miss' });
+      if (hit) return { data: entry.bytes.toString('utf8'), cached: true, reservationId: null };
+    }
+    if (!endpoint.extractor) throw new ApiError('NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`);
+    const deadline = now + this.#settings.requestBudgetMs;
+    const job = { runtime, requestId: who.requestId, target: parsed.params, targetKey: parsed.targetKey, cacheKey, position, deadline, log: who.log };
+    if (who.test) {
+      const scraped = await this.#shared(`test|${cacheKey}`, deadline, () => this.#scrape({ ...job, test: true }));
+      return { data: scraped.json, cached: false, reservationId: null };
+    }
+    const admission = this.#settings.breakers.admit(endpoint.platform);
+    if (!admission.ok) {
+      this.#metrics.breakerRejections.inc({ platform: endpoint.platform });
+      throw new ApiError('UPSTREAM_BLOCKED', `${endpoint.platform} is failing; requests to it are paused. Retry in ${admission.retryAfterSeconds} s.`);
+    }
+    try {
+      const day = utcDay(now);
+      // Held until the job's store commits it with the page; past this deadline (a node that
+      // died) the sweep of abandoned reservations gives it back.
+      const reservation = await this.#stores.ledger.reserve(who.teamId, 1, who.requestId, deadline + this.#settings.reservationMarginMs, { id: who.keyId, day });
+      if (!reservation.ok) {
+        if (reservation.reason === 'key-limit') {
+          throw new ApiError('KEY_CREDIT_LIMIT', `The daily credit limit of the job's key (${reservation.limit} credits) is spent (${reservation.spent} today); it resets at midnight UTC.`);
+        }
+        throw new ApiError('INSUFFICIENT_CREDITS', `A live scrape costs 1 credit; the balance is ${reservation.balance}.`);
+      }
+      try {
+        const scraped = await this.#shared(cacheKey, deadline, () => this.#scrape(job));
+        return { data: scraped.json, cached: false, reservationId: reservation.reservationId };
+      } catch (error) {
+        await this.#refund(reservation.reservationId, 'failed');
+        throw error;
+      }
+    } finally {
+      if (admission.probe) this.#settings.breakers.release(endpoint.platform);
+    }
+  }
+
+  /** Gives back a job page's credit that could not be stored (its claim was lost). */
+  async refundJobPage(reservationId: string): Promise<void> {
+    await this.#refund(reservationId, 'failed');
+  }
+
+  /** Where the listing of a stored page goes on: the position its cursor carries; null at its end. */
+  nextPosition(runtime: EndpointRuntime, data: string, params: TargetParams, test: boolean): UpstreamPosition | null {
+    const paging = runtime.endpoint.paging;
+    if (!paging) return null;
+    const page = (JSON.parse(data) as { paging?: Record<string, unknown> }).paging;
+    const token = page?.[paging.field];
+    if (page?.[paging.flag] !== true || typeof token !== 'string' || token === '') return null;
+    const opened = this.#sealer.open(token, runtime.endpoint.id, cursorBinding(params, test));
+    return opened.ok ? opened.cursor.position : null;
+  }
+
+  /** The position a cursor given in a job's params carries; null when it is not one of this service's for that target. */
+  openCursor(runtime: EndpointRuntime, token: string, params: TargetParams, test: boolean): UpstreamPosition | null {
+    const opened = this.#sealer.open(token, runtime.endpoint.id, cursorBinding(params, test));
+    return opened.ok ? opened.cursor.position : null;
   }
 
   /** The live scrape of a request: reserve its credit, scrape (shared with identical ones), keep the charge or refund it. */

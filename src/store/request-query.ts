@@ -16,6 +16,7 @@ export const toRecord = (r: Row): RequestRecord => ({
   credits: r.credits as number,
   cached: Boolean(r.cached),
   durationMs: r.duration_ms as number,
+  ...(r.job_id ? { jobId: r.job_id as string } : {}),
 });
 
 /** The WHERE clause and values of a listing; `?` placeholders (PostgreSQL's are numbered by the caller). */

@@ -56,6 +56,21 @@ export function scrapeFingerprint(method: string, path: string, parsed: ParsedQu
     .digest('base64url');
 }
 
+/** JSON with every object's keys sorted, at any depth: equal bodies give equal text. */
+function canonicalBody(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalBody).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value).sort().map((name) => `${JSON.stringify(name)}:${canonicalBody((value as Record<string, unknown>)[name])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** What makes two POSTs the same: method, path and the body as canonical JSON. */
+export function bodyFingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(JSON.stringify([method, path])).update(canonicalBody(body)).digest('base64url');
+}
+
 export interface IdempotencySettings {
   now: () => number;
   /**

@@ -34,7 +34,7 @@ describe('MCP at /mcp', () => {
       const { tools } = await client.listTools();
       assert.deepEqual(
         tools.map((tool) => tool.name).sort(),
-        [...endpoints.map((e) => e.id.replace(/[.-]/g, '_')), 'get_account', ...monitorOperations.map((operation) => operation.id.replace(/[.-]/g, '_'))].sort(),
+        [...endpoints.map((e) => e.id.replace(/[.-]/g, '_')), 'get_account', 'create_job', 'get_job', 'get_job_results', ...monitorOperations.map((operation) => operation.id.replace(/[.-]/g, '_'))].sort(),
       );
       const posts = tools.find((tool) => tool.name === 'socialnet_profile_posts');
       assert.ok(posts?.description?.includes('1 credit'));

@@ -186,6 +186,7 @@ export function failingStores(failing: Set<string>): (stores: Stores) => Stores 
     events: wrap('events', stores.events),
     webhooks: wrap('webhooks', stores.webhooks),
     monitors: wrap('monitors', stores.monitors),
+    jobs: wrap('jobs', stores.jobs),
     ledger: wrap('ledger', stores.ledger),
     cache: wrap('cache', stores.cache),
     requests: wrap('requests', stores.requests),

@@ -3,6 +3,7 @@
 import { accountChanges } from '../../src/account/changes.ts';
 import { WEBHOOKS_TAG, webhookActions } from '../../src/webhooks/endpoints.ts';
 import { MONITORS_TAG, monitorOperations } from '../../src/work/monitors/endpoints.ts';
+import { JOBS_TAG, jobEndpoints } from '../../src/jobs/endpoints.ts';
 import { ACCOUNT_TAG, accountEndpoints } from '../../src/account/endpoints.ts';
 import { acceptsGzip, STATUS_TAG } from '../../src/server/plugins/openapi.ts';
 import assert from 'node:assert/strict';
@@ -109,6 +110,7 @@ describe('GET /openapi.json', () => {
     const methods = new Map<string, string[]>([...endpoints, ...accountEndpoints, { path: '/v1/status' }].map((endpoint) => [endpoint.path, ['get']]));
     for (const change of accountChanges) methods.set(change.path, [...(methods.get(change.path) ?? []), 'patch']);
     for (const action of webhookActions) methods.set(action.path, [...(methods.get(action.path) ?? []), action.method.toLowerCase()]);
+    for (const route of jobEndpoints) methods.set(route.path, [...(methods.get(route.path) ?? []), route.method.toLowerCase()]);
     for (const operation of monitorOperations) methods.set(operation.path, [...(methods.get(operation.path) ?? []), operation.method.toLowerCase()]);
     assert.deepEqual(Object.keys(paths).sort(), [...methods.keys()].sort());
     for (const [path, item] of Object.entries(paths)) {
@@ -162,12 +164,12 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  test('has a license, one tag per platform, described by its endpoint declarations, and the account, webhooks, monitors and status tags', () => {
+  test('has a license, one tag per platform, described by its endpoint declarations, and the account, webhooks, jobs, monitors and status tags', () => {
     const license = (doc.info as Json).license as Json;
     assert.equal(typeof license.name, 'string');
     assert.equal(typeof license.identifier, 'string');
     const described = new Map(endpoints.map((endpoint) => [endpoint.platform, endpoint.platformDescription]));
-    assert.deepEqual(doc.tags, [...[...described].map(([name, description]) => ({ name, description })), ACCOUNT_TAG, WEBHOOKS_TAG, MONITORS_TAG, STATUS_TAG]);
+    assert.deepEqual(doc.tags, [...[...described].map(([name, description]) => ({ name, description })), ACCOUNT_TAG, WEBHOOKS_TAG, JOBS_TAG, MONITORS_TAG, STATUS_TAG]);
     for (const tag of doc.tags as Json[]) assert.ok(String(tag.description).length > 20, String(tag.name));
     for (const endpoint of endpoints) assert.deepEqual(paths[endpoint.path]?.get?.tags, [endpoint.platform]);
   });

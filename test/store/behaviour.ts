@@ -1175,5 +1175,208 @@ export function storeBehaviour(name: string, open: OpenStores): void {
         assert.equal((await s.limiter.hit(key, 3, MINUTE, t0 + 60_000)).remaining, 0, 'the peeks counted nothing');
       });
     });
+
+    describe('batch jobs', () => {
+      const items = (n: number) => Array.from({ length: n }, (_, i) => ({ endpoint: '/v1/snapmsg/profile', params: { username: `user${i}` } }));
+      const newJob = async (s: Stores, teamId: string, n: number, now = 1_000, maxActive = 10) =>
+        s.jobs.create({ teamId, keyId: 'key_x', test: false, label: 'batch', cacheMaxAge: null, maxPages: 1, items: items(n) }, maxActive, now);
+
+      it('creates, gets and lists jobs newest first; a team at its cap of active jobs gets none', async (s) => {
+        const team = await newTeam(s, 10);
+        const other = await newTeam(s, 10);
+        const first = await newJob(s, team.id, 3, 1_000);
+        const second = await newJob(s, team.id, 2, 2_000, 2);
+        assert.ok(first && second);
+        assert.match(first.id, /^job_/);
+        assert.deepEqual(
+          { status: first.status, total: first.total, pending: first.pending, succeeded: first.succeeded, pages: first.pages, credits: first.creditsCharged, label: first.label },
+          { status: 'queued', total: 3, pending: 3, succeeded: 0, pages: 0, credits: 0, label: 'batch' },
+        );
+        assert.equal(await newJob(s, team.id, 1, 3_000, 2), null, 'two active jobs: the cap of 2 is reached');
+        assert.deepEqual(await s.jobs.get(team.id, first.id), first);
+        assert.equal(await s.jobs.get(other.id, first.id), null, "another team's job is not found");
+        const page1 = await s.jobs.list(team.id, 1);
+        assert.deepEqual(page1.jobs.map((job) => job.id), [second.id]);
+        assert.ok(page1.next);
+        const page2 = await s.jobs.list(team.id, 1, page1.next);
+        assert.deepEqual(page2.jobs.map((job) => job.id), [first.id]);
+        assert.equal(page2.next, null);
+        await assert.rejects(s.jobs.list(team.id, 1, 'nonsense'), RangeError);
+      });
+
+      it('claims at most perTeam items of a team at once, and lets teams take turns', async (s) => {
+        const big = await newTeam(s, 10);
+        const small = await newTeam(s, 10);
+        await newJob(s, big.id, 10, 1_000);
+        await newJob(s, small.id, 2, 2_000);
+        const claimed: string[] = [];
+        for (let n = 0; n < 6; n++) {
+          const item = await s.jobs.claim(`node-${n}`, 60_000, 5_000 + n, 2);
+          if (item) claimed.push(item.teamId);
+        }
+        assert.equal(claimed.filter((t) => t === big.id).length, 2, 'the big team holds its cap of 2');
+        assert.equal(claimed.filter((t) => t === small.id).length, 2, 'the small team got its turns');
+        assert.equal(claimed.length, 4, 'both teams at their cap: nothing more');
+        assert.deepEqual(claimed.slice(0, 2).sort(), [big.id, small.id].sort(), 'the first two claims went one to each team');
+        assert.deepEqual(await s.jobs.depth(), { pending: 8, running: 4 });
+      });
+
+      it('claims racing on every connection hold the cap exactly', async (s) => {
+        const team = await newTeam(s, 10);
+        await newJob(s, team.id, 30);
+        const claims = await Promise.all(Array.from({ length: 20 }, (_, n) => s.jobs.claim(`node-${n}`, 60_000, 5_000, 3)));
+        assert.equal(claims.filter(Boolean).length, 3);
+        assert.equal(new Set(claims.filter(Boolean).map((c) => c?.index)).size, 3, 'three different items');
+      });
+
+      it('stores a page with the commit of its credit, ends the item, and the job with its last item (job.completed)', async (s) => {
+        const team = await newTeam(s, 10);
+        const job = await newJob(s, team.id, 2);
+        assert.ok(job);
+        for (let n = 0; n < 2; n++) {
+          const item = await s.jobs.claim('node-a', 60_000, 5_000, 4);
+          assert.ok(item);
+          assert.equal(item.jobId, job.id);
+          assert.equal(item.index, n, 'oldest item first');
+          assert.equal(item.attempts, 1);
+          const reservation = await s.ledger.reserve(team.id, 1, `req-${n}`, 100_000);
+          assert.ok(reservation.ok);
+          assert.deepEqual(await s.jobs.savePage(item, 'node-b', '{"x":0}', reservation.reservationId, 5_000), { saved: false, charged: false }, 'not the owner: nothing stored');
+          assert.deepEqual(await s.jobs.savePage(item, 'node-a', `{"n":${n}}`, reservation.reservationId, 5_000), { saved: true, charged: true });
+          assert.deepEqual(await s.jobs.savePage(item, 'node-a', `{"cached":${n}}`, null, 5_000), { saved: true, charged: false }, 'a cached page: free');
+          assert.equal(await s.jobs.finish(item, 'node-b', { status: 'succeeded' }, 6_000), null);
+          assert.ok(await s.jobs.finish(item, 'node-a', { status: 'succeeded' }, 6_000));
+        }
+        const done = await s.jobs.get(team.id, job.id);
+        assert.ok(done);
+        assert.deepEqual(
+          { status: done.status, pending: done.pending, succeeded: done.succeeded, pages: done.pages, credits: done.creditsCharged, completedAt: done.completedAt },
+          { status: 'completed', pending: 0, succeeded: 2, pages: 4, credits: 2, completedAt: 6_000 },
+        );
+        assert.equal(await assertConsistent(s, team.id), 8);
+        assert.equal((await s.ledger.usage(team.id))?.pending, 0, 'every reservation committed');
+        const results = await s.jobs.items(job.id, { limit: 10 });
+        assert.deepEqual(results.map((r) => [r.index, r.status, r.pages, r.creditsCharged, r.attempts, r.finishedAt]), [
+          [0, 'succeeded', ['{"n":0}', '{"cached":0}'], 1, 1, 6_000],
+          [1, 'succeeded', ['{"n":1}', '{"cached":1}'], 1, 1, 6_000],
+        ]);
+        const events = (await s.events.list(team.id)).filter((e) => e.type === 'job.completed');
+        assert.equal(events.length, 1);
+        assert.equal(events[0]?.data.id, job.id);
+        assert.equal(events[0]?.data.status, 'completed');
+        assert.equal(await s.jobs.claim('node-a', 60_000, 7_000, 4), null, 'nothing left');
+      });
+
+      it('a page whose reservation was refunded as abandoned is stored free', async (s) => {
+        const team = await newTeam(s, 10);
+        await newJob(s, team.id, 1);
+        const item = await s.jobs.claim('node-a', 60_000, 5_000, 4);
+        assert.ok(item);
+        const reservation = await s.ledger.reserve(team.id, 1, 'req-late', 10);
+        assert.ok(reservation.ok);
+        assert.equal(await s.ledger.refundExpired(1_000), 1);
+        assert.deepEqual(await s.jobs.savePage(item, 'node-a', '{}', reservation.reservationId, 5_000), { saved: true, charged: false });
+        assert.equal(await assertConsistent(s, team.id), 10);
+      });
+
+      it('cancel ends the items not started; the job ends with its running ones', async (s) => {
+        const team = await newTeam(s, 10);
+        const job = await newJob(s, team.id, 5);
+        assert.ok(job);
+        const running = await s.jobs.claim('node-a', 60_000, 5_000, 4);
+        assert.ok(running);
+        const cancelled = await s.jobs.cancel(team.id, job.id, 6_000);
+        assert.ok(cancelled);
+        assert.deepEqual([cancelled.status, cancelled.pending, cancelled.cancelled, cancelled.completedAt], ['cancelled', 1, 4, null]);
+        assert.equal(await s.jobs.claim('node-b', 60_000, 6_000, 4), null, 'cancelled items never run');
+        assert.ok(await s.jobs.finish(running, 'node-a', { status: 'succeeded' }, 7_000));
+        const ended = await s.jobs.get(team.id, job.id);
+        assert.deepEqual([ended?.status, ended?.pending, ended?.succeeded, ended?.completedAt], ['cancelled', 0, 1, 7_000]);
+        assert.deepEqual((await s.jobs.items(job.id, { limit: 10, status: 'cancelled' })).map((i) => i.index), [1, 2, 3, 4]);
+        assert.equal((await s.events.list(team.id)).filter((e) => e.type === 'job.completed').length, 1);
+      });
+
+      it('retry queues the failed items again, and is refused while the job runs', async (s) => {
+        const team = await newTeam(s, 10);
+        const job = await newJob(s, team.id, 2);
+        assert.ok(job);
+        const a = await s.jobs.claim('node-a', 60_000, 5_000, 4);
+        assert.ok(a);
+        assert.equal(await s.jobs.retry(team.id, job.id, 5_000), 'running');
+        await s.jobs.finish(a, 'node-a', { status: 'failed', error: { code: 'INSUFFICIENT_CREDITS', message: 'no credits' } }, 6_000);
+        const b = await s.jobs.claim('node-a', 60_000, 6_000, 4);
+        assert.ok(b);
+        await s.jobs.finish(b, 'node-a', { status: 'succeeded' }, 6_000);
+        const failed = await s.jobs.items(job.id, { limit: 10, status: 'failed' });
+        assert.deepEqual(failed.map((i) => [i.index, i.error]), [[0, { code: 'INSUFFICIENT_CREDITS', message: 'no credits' }]]);
+        const retried = await s.jobs.retry(team.id, job.id, 7_000);
+        assert.ok(retried && retried !== 'running');
+        assert.deepEqual([retried.status, retried.pending, retried.failed, retried.succeeded, retried.completedAt], ['queued', 1, 0, 1, null]);
+        const again = await s.jobs.claim('node-a', 60_000, 7_000, 4);
+        assert.deepEqual([again?.index, again?.attempts], [0, 1]);
+        assert.equal(await s.jobs.retry('team-nope', job.id, 7_000), null);
+      });
+
+      it('an item whose node died is taken up by another once its lock expires; the dead one can no longer store', async (s) => {
+        const team = await newTeam(s, 10);
+        const job = await newJob(s, team.id, 1);
+        assert.ok(job);
+        const first = await s.jobs.claim('dead-node', 10_000, 5_000, 1);
+        assert.ok(first);
+        assert.equal(await s.jobs.renew(first, 'dead-node', 20_000), true);
+        assert.equal(await s.jobs.rescue(15_000), 0, 'lock still held');
+        assert.equal(await s.jobs.claim('live-node', 80_000, 15_000, 1), null, 'the team is at its cap of 1');
+        assert.equal(await s.jobs.rescue(25_000), 1);
+        const second = await s.jobs.claim('live-node', 80_000, 25_000, 1);
+        assert.ok(second, 'taken up again, the cap counted right');
+        assert.deepEqual([second.index, second.attempts], [0, 2]);
+        assert.equal(await s.jobs.renew(first, 'dead-node', 90_000), false);
+        assert.equal((await s.jobs.savePage(first, 'dead-node', '{}', null, 26_000)).saved, false);
+        assert.ok(await s.jobs.finish(second, 'live-node', { status: 'succeeded' }, 27_000));
+        assert.equal((await s.jobs.get(team.id, job.id))?.status, 'completed');
+      });
+
+      it('a requeued item waits for its next attempt; a given-back claim is not counted as one', async (s) => {
+        const team = await newTeam(s, 10);
+        await newJob(s, team.id, 1);
+        const item = await s.jobs.claim('node-a', 60_000, 5_000, 4);
+        assert.ok(item);
+        assert.equal(await s.jobs.requeue(item, 'node-a', 9_000, { code: 'UPSTREAM_ERROR', message: 'down' }), true);
+        assert.equal(await s.jobs.claim('node-a', 60_000, 8_000, 4), null, 'not before its next attempt');
+        const again = await s.jobs.claim('node-a', 60_000, 9_000, 4);
+        assert.equal(again?.attempts, 2);
+        assert.ok(again);
+        assert.equal(await s.jobs.requeue(again, 'node-a', 9_000, null, true), true);
+        assert.equal((await s.jobs.claim('node-a', 60_000, 9_000, 4))?.attempts, 2, 'the given-back claim is not an attempt');
+      });
+
+      it('a run that goes on from stored pages gets the last of them', async (s) => {
+        const team = await newTeam(s, 10);
+        await newJob(s, team.id, 1);
+        const item = await s.jobs.claim('node-a', 10_000, 5_000, 4);
+        assert.ok(item);
+        assert.deepEqual([item.storedPages, item.lastPage], [0, null]);
+        await s.jobs.savePage(item, 'node-a', '{"page":1}', null, 5_000);
+        await s.jobs.savePage(item, 'node-a', '{"page":2}', null, 5_000);
+        await s.jobs.rescue(20_000);
+        const again = await s.jobs.claim('node-b', 80_000, 20_000, 4);
+        assert.deepEqual([again?.storedPages, again?.lastPage], [2, '{"page":2}']);
+      });
+
+      it('prunes the jobs that ended before a time, with their items', async (s) => {
+        const team = await newTeam(s, 10);
+        const old = await newJob(s, team.id, 1, 1_000);
+        const open = await newJob(s, team.id, 1, 2_000);
+        assert.ok(old && open);
+        const item = await s.jobs.claim('node-a', 60_000, 2_500, 1);
+        assert.ok(item && item.jobId === old.id, 'the older job first');
+        await s.jobs.finish(item, 'node-a', { status: 'succeeded' }, 3_000);
+        assert.equal(await s.jobs.prune(3_000), 0, 'ended at 3000, not before');
+        assert.equal(await s.jobs.prune(3_001), 1);
+        assert.equal(await s.jobs.get(team.id, old.id), null);
+        assert.deepEqual(await s.jobs.items(old.id, { limit: 10 }), []);
+        assert.ok(await s.jobs.get(team.id, open.id), 'the open job stays');
+      });
+    });
   });
 }

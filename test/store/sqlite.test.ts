@@ -81,7 +81,7 @@ describe('sqlite specifics', () => {
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
         .all()
         .map((r) => r.name);
-      assert.deepEqual(tables, ['api_keys', 'cache', 'drift', 'events', 'idempotency', 'ledger', 'monitor_runs', 'monitors', 'password_links', 'requests', 'reservations', 'sessions', 'teams', 'users', 'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'write_probe']);
+      assert.deepEqual(tables, ['api_keys', 'cache', 'drift', 'events', 'idempotency', 'job_items', 'job_pages', 'job_teams', 'jobs', 'ledger', 'monitor_runs', 'monitors', 'password_links', 'requests', 'reservations', 'sessions', 'teams', 'users', 'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'write_probe']);
       // The ledger is append-only, even for a hand-written statement.
       const team = await s.accounts.createTeam({ name: 't', credits: 3, rateLimit: 1 });
       assert.throws(() => raw.prepare('UPDATE ledger SET amount = 100').run(), /append-only/);

@@ -16,6 +16,7 @@ function asApiError(error: unknown, request: FastifyRequest): ApiError {
     // A body where one is read: JSON only.
     if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError('BAD_REQUEST', 'The request body must be JSON (content-type: application/json).');
     if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error instanceof SyntaxError) return new ApiError('BAD_REQUEST', 'The request body is not valid JSON.');
+    if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError('BAD_REQUEST', 'The request body is too large (a batch job takes at most 4 MB, any other body 64 KB).');
     return new ApiError('BAD_REQUEST', 'The request could not be read.');
   }
   request.log.error({ err: error }, 'unexpected error');

@@ -38,6 +38,8 @@ export interface MaintenanceOptions {
   recordsMaxAgeMs: number;
   /** Monitors' runs finished longer ago than this are deleted with the cache pruning. */
   monitorRunsMaxAgeMs: number;
+  /** Batch jobs that ended longer ago than this are deleted with their results. */
+  jobsMaxAgeMs?: number;
 }
 
 /** Drift samples are kept this many days. */
@@ -45,7 +47,7 @@ export const DRIFT_DAYS = 14;
 /** Days a delivered or failed webhook delivery (and its attempts) stays in the log. */
 export const WEBHOOK_DELIVERY_DAYS = 30;
 
-const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, now, intervalMs, reapIntervalMs, recordsMaxAgeMs, monitorRunsMaxAgeMs }, done) => {
+const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, now, intervalMs, reapIntervalMs, recordsMaxAgeMs, monitorRunsMaxAgeMs, jobsMaxAgeMs = 7 * 24 * 60 * 60 * 1000 }, done) => {
   const reap = async () => {
     const refunded = await stores.ledger.refundExpired(now());
     if (refunded > 0) {
@@ -61,6 +63,7 @@ const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, n
     await stores.idempotency.prune(now());
     await stores.webhooks.prune(now() - WEBHOOK_DELIVERY_DAYS * 24 * 60 * 60 * 1000);
     await stores.monitors.pruneRuns(now() - monitorRunsMaxAgeMs);
+    await stores.jobs.prune(now() - jobsMaxAgeMs);
   };
   app.decorate('maintain', async () => {
     await reap();

@@ -14,6 +14,7 @@ import { Type, type TObject, type TSchema } from 'typebox';
 import type { AccountChange } from '../../account/changes.ts';
 import { WEBHOOKS_TAG, type WebhookAction } from '../../webhooks/endpoints.ts';
 import { MONITORS_TAG, type MonitorOperation } from '../../work/monitors/endpoints.ts';
+import { JOBS_TAG, type JobEndpoint } from '../../jobs/endpoints.ts';
 import { ACCOUNT_TAG, accountEndpoints } from '../../account/endpoints.ts';
 import { exampleOf } from '../../docs/examples.ts';
 import { guide } from '../../docs/guide.ts';
@@ -217,6 +218,41 @@ export function webhookRouteSchema(action: WebhookAction): Record<string, unknow
     ...(param ? { params: action.params } : {}),
     ...(action.query ? { querystring: action.query } : {}),
     ...(action.body ? { body: { ...action.body, examples: [action.example.body] } } : {}),
+    response: responses,
+  };
+}
+
+/** The OpenAPI entry of a batch job endpoint: free, its items charged as they run. */
+export function jobRouteSchema(route: JobEndpoint): Record<string, unknown> {
+  const hasId = 'id' in route.params.properties;
+  const ok = route.data
+    ? { description: route.status === 202 ? 'The job, queued; `Location` names it. Free.' : 'The answer; free.', headers: route.status === 202 ? { ...rateHeaders, location: { type: 'string', description: '`/v1/jobs/{id}`.' } } : rateHeaders, content: { 'application/json': { schema: Type.Object({ data: route.data, meta: Meta }, { additionalProperties: false }) } } }
+    : { description: 'One item per line (`application/x-ndjson`), gzip when accepted.', headers: rateHeaders, content: { 'application/x-ndjson': { schema: { type: 'string' } } } };
+  const responses: Record<string, unknown> = {
+    [route.status]: ok,
+    401: unauthorized(),
+    403: forbidden(),
+    422: route.body
+      ? errorResponse('The body is invalid; every problem is listed in `details` with its JSON path, an item\'s params checked by its own endpoint. `IDEMPOTENCY_KEY_REUSED`: the `Idempotency-Key` was used for another request.', 'VALIDATION_ERROR', 'The request body is invalid; see details.', {}, [
+          { path: 'requests[12].params.username', message: 'Required' },
+        ])
+      : invalidQuery([{ path: 'limit', message: 'Must be a whole number from 1 to 100' }]),
+    429: rateLimitedResponse(),
+    500: internal(),
+    503: errorResponse('A store the service depends on is unreachable. Retry after `Retry-After`.', 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', retryAfter),
+  };
+  if (hasId) responses[404] = errorResponse('The team has no such job (or it was deleted after its retention).', 'NOT_FOUND', 'The team has no job job_nope.');
+  if (route.id === 'jobs.retry') responses[409] = errorResponse('The job is still queued or running.', 'CONFLICT', 'The job is still queued or running; retry its failed items once it has ended.');
+  if (route.body) responses[400] = errorResponse('The body is not JSON, or larger than 4 MB.', 'BAD_REQUEST', 'The request body is not valid JSON.');
+  if (route.query.properties.cursor) responses[400] = errorResponse('The cursor is malformed.', 'BAD_REQUEST', 'The cursor is malformed or was not issued by this service.');
+  return {
+    operationId: methodName(route.id),
+    summary: route.summary,
+    description: route.description,
+    tags: [JOBS_TAG.name],
+    ...(hasId ? { params: route.params } : {}),
+    ...(Object.keys(route.query.properties).length > 0 ? { querystring: route.query } : {}),
+    ...(route.body ? { body: route.body, headers: IdempotencyHeader } : {}),
     response: responses,
   };
 }
@@ -429,7 +465,7 @@ const openApi: FastifyPluginAsync<OpenApiOptions> = async (app, options) => {
         },
       },
       security: [{ apiKey: [] }, { bearer: [] }],
-      tags: [...platformTags(options.endpoints), ACCOUNT_TAG, WEBHOOKS_TAG, MONITORS_TAG, STATUS_TAG],
+      tags: [...platformTags(options.endpoints), ACCOUNT_TAG, WEBHOOKS_TAG, JOBS_TAG, MONITORS_TAG, STATUS_TAG],
     },
     // Built on the first request for the document, so after the server listens.
     transformObject: (document) => {

@@ -3,7 +3,7 @@
 // query rules at Fastify's validation stage (every problem reported at once, the canonical
 // query handed to the handler), then the scrape (under its Idempotency-Key when it has one), or
 // the account endpoint's answer.
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { accountChanges, routePath } from '../../account/changes.ts';
 import { accountEndpoints } from '../../account/endpoints.ts';
 import { BodyValidator } from '../body.ts';
@@ -13,10 +13,12 @@ import type { CursorSealer } from '../cursors.ts';
 import { JSON_TYPE } from '../errors.ts';
 import { PlainQueryValidator, queryAjv, type ParsedQuery } from '../query.ts';
 import { sendOk, type EndpointRuntime, type ScrapeService } from '../scrape.ts';
-import { IDEMPOTENCY_HEADER, idempotencyKeyOf, scrapeFingerprint, sendAnswer, type IdempotentRequests } from '../../work/idempotency.ts';
+import { bodyFingerprint, IDEMPOTENCY_HEADER, idempotencyKeyOf, scrapeFingerprint, sendAnswer, type IdempotentRequests } from '../../work/idempotency.ts';
 import { authPlugin, type Caller, type Door } from './auth.ts';
-import { accountRouteSchema, changeRouteSchema, monitorRouteSchema, routeSchema, webhookRouteSchema } from './openapi.ts';
-import { bodyFingerprint, monitorOperations } from '../../work/monitors/endpoints.ts';
+import { accountRouteSchema, changeRouteSchema, jobRouteSchema, monitorRouteSchema, routeSchema, webhookRouteSchema } from './openapi.ts';
+import { monitorOperations } from '../../work/monitors/endpoints.ts';
+import { jobEndpoints, MAX_JOB_BODY_BYTES } from '../../jobs/endpoints.ts';
+import type { JobRunner } from '../../work/jobs.ts';
 import type { MonitorRunner, MonitorSettings } from '../../work/monitors/runner.ts';
 import { webhookActions, type WebhookContext } from '../../webhooks/endpoints.ts';
 
@@ -43,6 +45,10 @@ export interface RoutesOptions {
   /** What the webhook endpoints need beside the stores. */
   webhooks: Pick<WebhookContext, 'guard' | 'resolver' | 'nudge'>;
   /** Monitors: their runs, bounds, and the scraping endpoints they may watch (by path). */
+  /** Runs the batch jobs' items on this node. */
+  runner: JobRunner;
+  /** Queued or running jobs a team may have. */
+  maxActiveJobs: number;
   monitors: { runner: MonitorRunner; settings: MonitorSettings; runtimes: ReadonlyMap<string, EndpointRuntime> };
 }
 
@@ -50,7 +56,7 @@ export interface RoutesOptions {
 // response schemas serve the OpenAPI document only.
 const plainSerializer = () => (payload: unknown) => JSON.stringify(payload);
 
-export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, idempotency, sealer, stores, now, keyUseFlushMs, door, webhooks, monitors }) => {
+export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, idempotency, sealer, stores, now, keyUseFlushMs, door, webhooks, monitors, runner, maxActiveJobs }) => {
   // Before authentication, so that refused requests are counted under their endpoint too.
   api.addHook('onRequest', (request, _reply, done) => {
     request.state.endpoint = request.routeOptions.config.endpoint ?? null;
@@ -58,8 +64,10 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
   });
   await api.register(authPlugin, { door, now, keyUseFlushMs });
 
+  const byPath = new Map<string, EndpointRuntime>();
   for (const runtime of runtimes) {
     const { endpoint } = runtime;
+    byPath.set(endpoint.path, runtime);
     api.get<{ Querystring: ParsedQuery }>(
       endpoint.path,
       {
@@ -151,6 +159,35 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
     });
   }
 
+  // The batch job endpoints: free; their bodies checked whole, each request's params by its
+  // own endpoint's declaration (jobs/endpoints.ts).
+  for (const route of jobEndpoints) {
+    const body = route.body ? new BodyValidator(route.body, ajv) : null;
+    api.route<{ Params: Record<string, string>; Querystring: Record<string, string>; Body: unknown }>({
+      method: route.method,
+      url: routePath(route.path),
+      schema: jobRouteSchema(route),
+      config: { endpoint: route.id, body: route.method === 'POST' },
+      ...(route.body ? { bodyLimit: MAX_JOB_BODY_BYTES } : {}),
+      validatorCompiler: ({ httpPart }) => (httpPart === 'body' && body ? body.check : () => true),
+      serializerCompiler: plainSerializer,
+      handler: async (request, reply) => {
+        const { caller } = request;
+        const context = { caller, stores, scraper, runner, runtimes: byPath, maxActivePerTeam: maxActiveJobs, now: now() };
+        const header = request.headers[IDEMPOTENCY_HEADER];
+        if (route.body && header !== undefined) {
+          const key = idempotencyKeyOf(header);
+          await idempotency.answer({ teamId: caller.team.id, test: caller.test, key }, bodyFingerprint(route.method, route.path, request.body), request, reply, () =>
+            captureAnswer(reply, () => route.handle(request, reply, context)),
+          );
+          return reply;
+        }
+        await route.handle(request, reply, context);
+        return reply;
+      },
+    });
+  }
+
   for (const operation of monitorOperations) {
     const query = new PlainQueryValidator(operation.query, () => [], ajv);
     const body = operation.body ? new BodyValidator(operation.body, ajv) : null;
@@ -190,3 +227,23 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
 
 /** The `meta` of an answer that scrapes nothing: free. */
 const freeMeta = (requestId: string, caller: Caller) => ({ requestId, creditsCharged: 0, creditsRemaining: caller.team.credits, cached: false, ...(caller.test ? { test: true } : {}) });
+
+/**
+ * Runs a JSON handler that would send its answer, and takes that answer instead (to keep it for
+ * an Idempotency-Key, which sends it): its status, body and location.
+ */
+async function captureAnswer(reply: FastifyReply, run: () => Promise<void>): Promise<{ status: number; body: Buffer; location: string | null }> {
+  let sent: unknown;
+  const send = reply.send.bind(reply);
+  reply.send = ((payload: unknown) => {
+    sent = payload;
+    return reply;
+  }) as typeof reply.send;
+  try {
+    await run();
+  } finally {
+    reply.send = send;
+  }
+  const location = reply.getHeader('location');
+  return { status: reply.statusCode, body: Buffer.from(typeof sent === 'string' ? sent : JSON.stringify(sent)), location: typeof location === 'string' ? location : null };
+}

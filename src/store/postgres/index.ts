@@ -12,6 +12,7 @@ import { idempotencyStore } from './idempotency.ts';
 import { eventLog } from './events.ts';
 import { webhookStore } from './webhooks.ts';
 import { monitorStore } from './monitors.ts';
+import { jobStore } from './jobs.ts';
 import { BackendMonitor } from '../monitor.ts';
 import { createPool, database, probeOf, type PostgresOptions } from './pool.ts';
 import { checkSchema, migrate } from './schema.ts';
@@ -76,6 +77,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     events: eventLog(query),
     webhooks: webhookStore(db),
     monitors: monitorStore(db),
+    jobs: jobStore(db),
     ledger: ledger(query, () => watcher),
     cache,
     cacheMaxAgeMs,

@@ -18,8 +18,8 @@ export function requestLog(query: Query): RequestLog {
       if (records.length === 0) return;
       const column = <T>(pick: (r: RequestRecord) => T): T[] => records.map(pick);
       await query(
-        `INSERT INTO requests (request_id, at, team_id, key_id, endpoint, status, error_code, credits, cached, duration_ms)
-         SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[], $9::bool[], $10::float8[])
+        `INSERT INTO requests (request_id, at, team_id, key_id, endpoint, status, error_code, credits, cached, duration_ms, job_id)
+         SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[], $9::bool[], $10::float8[], $11::text[])
          ON CONFLICT (request_id) DO NOTHING`,
         [
           column((r) => r.requestId),
@@ -32,6 +32,7 @@ export function requestLog(query: Query): RequestLog {
           column((r) => r.credits),
           column((r) => r.cached),
           column((r) => r.durationMs),
+          column((r) => r.jobId ?? null),
         ],
       );
     },

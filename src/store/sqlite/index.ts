@@ -22,6 +22,7 @@ import { idempotencyStore } from './idempotency.ts';
 import { eventLog } from './events.ts';
 import { webhookStore } from './webhooks.ts';
 import { monitorStore } from './monitors.ts';
+import { jobStore } from './jobs.ts';
 
 export { sqliteFiles } from './connection.ts';
 
@@ -85,6 +86,7 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
     events: eventLog(c),
     webhooks: webhookStore(c),
     monitors: monitorStore(c),
+    jobs: jobStore(c),
     ledger: ledger(c),
     cache: {
       get: (key) => cache.get(key),

@@ -8,8 +8,8 @@ import { prepare, type Connection } from './connection.ts';
 const PRUNE_BATCH = 500;
 
 const SQL = {
-  insert: `INSERT OR IGNORE INTO requests (request_id, at, team_id, key_id, endpoint, status, error_code, credits, cached, duration_ms)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  insert: `INSERT OR IGNORE INTO requests (request_id, at, team_id, key_id, endpoint, status, error_code, credits, cached, duration_ms, job_id)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   byDay: `SELECT strftime('%Y-%m-%d', at / 1000, 'unixepoch') AS day, count(*) AS requests, sum(credits) AS credits, sum(cached) AS cached
             FROM requests WHERE team_id = ? AND at >= ? AND at < ? GROUP BY day ORDER BY day`,
   byEndpoint: `SELECT endpoint, count(*) AS requests, sum(credits) AS credits, sum(cached) AS cached
@@ -24,7 +24,7 @@ export function requestLog(c: Connection): RequestLog {
       if (records.length === 0) return;
       await c.txGrouped(() => {
         for (const r of records) {
-          st.insert.run(r.requestId, Date.parse(r.at), r.teamId, r.keyId, r.endpoint, r.status, r.errorCode, r.credits, r.cached ? 1 : 0, r.durationMs);
+          st.insert.run(r.requestId, Date.parse(r.at), r.teamId, r.keyId, r.endpoint, r.status, r.errorCode, r.credits, r.cached ? 1 : 0, r.durationMs, r.jobId ?? null);
         }
       });
     },

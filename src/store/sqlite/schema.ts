@@ -275,8 +275,74 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_seq, id);
   `,
-  // v12: reserved for jobs
-  '',
+  // v12: batch jobs. A job's items are a queue that the service's workers claim from: `running`
+  // with a lock owner and deadline while one runs, `job_teams` counting each team's running
+  // items (its concurrency cap) and when it was last served (teams take turns). An item's pages
+  // are stored one by one, each with the commit of its credit. Request records name the job
+  // whose item made them.
+  `
+  CREATE TABLE jobs (
+    id             TEXT PRIMARY KEY,
+    team_id        TEXT NOT NULL REFERENCES teams (id),
+    key_id         TEXT NOT NULL,
+    test           INTEGER NOT NULL,
+    label          TEXT,
+    status         TEXT NOT NULL CHECK (status IN ('queued', 'running', 'completed', 'cancelled')),
+    created_at     INTEGER NOT NULL,
+    started_at     INTEGER,
+    completed_at   INTEGER,
+    total          INTEGER NOT NULL,
+    pending        INTEGER NOT NULL CHECK (pending >= 0),
+    succeeded      INTEGER NOT NULL DEFAULT 0,
+    failed         INTEGER NOT NULL DEFAULT 0,
+    cancelled      INTEGER NOT NULL DEFAULT 0,
+    pages          INTEGER NOT NULL DEFAULT 0,
+    credits        INTEGER NOT NULL DEFAULT 0,
+    cache_max_age  TEXT,
+    max_pages      INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX jobs_team ON jobs (team_id, created_at DESC, id DESC);
+  CREATE INDEX jobs_ended ON jobs (completed_at) WHERE completed_at IS NOT NULL;
+
+  CREATE TABLE job_items (
+    job_id           TEXT NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+    idx              INTEGER NOT NULL,
+    team_id          TEXT NOT NULL,
+    queued_at        INTEGER NOT NULL,
+    endpoint         TEXT NOT NULL,
+    params           TEXT NOT NULL,
+    status           TEXT NOT NULL CHECK (status IN ('pending', 'running', 'succeeded', 'failed', 'cancelled')),
+    page_count       INTEGER NOT NULL DEFAULT 0,
+    credits          INTEGER NOT NULL DEFAULT 0,
+    error_code       TEXT,
+    error_message    TEXT,
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    lock_owner       TEXT,
+    lock_until       INTEGER,
+    next_attempt_at  INTEGER NOT NULL DEFAULT 0,
+    finished_at      INTEGER,
+    PRIMARY KEY (job_id, idx)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX job_items_ready ON job_items (team_id, queued_at, job_id, idx) WHERE status = 'pending';
+  CREATE INDEX job_items_running ON job_items (lock_until) WHERE status = 'running';
+
+  CREATE TABLE job_pages (
+    job_id  TEXT NOT NULL,
+    idx     INTEGER NOT NULL,
+    n       INTEGER NOT NULL,
+    data    TEXT NOT NULL,
+    PRIMARY KEY (job_id, idx, n),
+    FOREIGN KEY (job_id, idx) REFERENCES job_items (job_id, idx) ON DELETE CASCADE
+  ) STRICT, WITHOUT ROWID;
+
+  CREATE TABLE job_teams (
+    team_id    TEXT PRIMARY KEY,
+    running    INTEGER NOT NULL DEFAULT 0 CHECK (running >= 0),
+    served_at  INTEGER NOT NULL DEFAULT 0
+  ) STRICT;
+
+  ALTER TABLE requests ADD COLUMN job_id TEXT;
+  `,
   // v13: monitors and their runs. A monitor's `next_run_at` is the slot of its next run; a run
   // takes the monitor by setting `lock_owner` and `locked_until` in one statement (claimDue), and
   // an expired lock lets another process take it. `last_data` is the last successful run's data

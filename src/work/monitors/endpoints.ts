@@ -2,7 +2,6 @@
 // data, an example), so that the route, its validation, its OpenAPI entry, the docs and the SDK
 // come from one place. Team-scoped: another team's monitor is 404. Free; a run asked for now is
 // charged like any live scrape.
-import { createHash } from 'node:crypto';
 import { Type, type Static, type TObject, type TSchema } from 'typebox';
 import { Bool, DateTime, Int, Nullable, Obj, Str } from '../../endpoints/schemas/common.ts';
 import type { ValidationDetail } from '../../endpoints/types.ts';
@@ -144,22 +143,6 @@ const PageQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-
-/** Deep canonical JSON (keys sorted at every level): equal bodies give equal text. */
-export function canonicalBody(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalBody).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalBody((value as Record<string, unknown>)[key])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
-/** The fingerprint of a POST with `Idempotency-Key`: method, path and the body as canonical JSON. */
-export const bodyFingerprint = (method: string, path: string, body: unknown): string =>
-  createHash('sha256').update(JSON.stringify([method, path, canonicalBody(body ?? null)])).digest('base64url');
 
 const notFound = (id: string) => new ApiError('NOT_FOUND', `The team has no monitor ${id.length > 100 ? `${id.slice(0, 100)}…` : id}.`);
 const invalid = (details: ValidationDetail[]) => new ApiError('VALIDATION_ERROR', 'The request body is invalid; see details.', { details });

@@ -1,0 +1,108 @@
+// `npm run bench:jobs`: items per second through a batch job against the same number of
+// synchronous requests made by 50 concurrent clients, on the same machine, the service and the
+// sandbox upstream in this process (embedded store, no pacing); then the service's memory with
+// 10,000 items queued. Every scrape is live (distinct targets, no cache_max_age).
+//   BENCH_ITEMS (default 2000) items per run; BENCH_LATENCY_MS (default 20) sandbox latency.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig, UNPACED_ENV } from '../src/config.ts';
+import { start } from '../src/main.ts';
+import { generateKey } from '../src/server/keys.ts';
+import { openStores } from '../src/store/open.ts';
+import { startSandbox } from '../sandbox/server.ts';
+
+const ITEMS = Number(process.env.BENCH_ITEMS ?? 2_000);
+const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 20);
+const CLIENTS = 50;
+
+const sandbox = await startSandbox({ seed: 'bench-jobs', portBase: 0, host: '127.0.0.1', latencyMs: LATENCY_MS });
+const dir = mkdtempSync(join(tmpdir(), 'bench-jobs-'));
+const config = loadConfig({
+  ...sandbox.env,
+  ...UNPACED_ENV,
+  DATA_DIR: dir,
+  PORT: '0',
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'silent',
+  JOB_CONCURRENCY_PER_TEAM: process.env.JOB_CONCURRENCY_PER_TEAM ?? String(CLIENTS),
+  JOB_WORKERS: process.env.JOB_WORKERS ?? String(CLIENTS),
+  JOB_MAX_ACTIVE_PER_TEAM: '100',
+  // One address runs every client here.
+  MAX_CONNECTIONS_PER_ADDRESS: '1000',
+});
+const stores = await openStores(config);
+const running = await start(config, stores);
+const base = running.address;
+const team = await stores.accounts.createTeam({ name: 'bench', credits: 10_000_000, rateLimit: 100_000_000 });
+const generated = generateKey();
+await stores.accounts.createKey({ teamId: team.id, name: 'bench', hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
+const headers = { 'x-api-key': generated.key };
+const target = (tag: string, n: number) => ({ endpoint: '/v1/linkpage-a/profile', params: { url: `https://linkpage-a.example/${tag}${n}` } });
+
+async function synchronous(tag: string): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (next < ITEMS) {
+        const { endpoint, params } = target(tag, next++);
+        const response = await fetch(`${base}${endpoint}?${new URLSearchParams(params)}`, { headers });
+        const body = await response.text();
+        if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${body.slice(0, 300)}`);
+      }
+    }),
+  );
+  return ITEMS / ((performance.now() - started) / 1000);
+}
+
+async function job(tag: string): Promise<number> {
+  const started = performance.now();
+  const created = await fetch(`${base}/v1/jobs`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ requests: Array.from({ length: ITEMS }, (_, n) => target(tag, n)) }),
+  });
+  const { data } = (await created.json()) as { data: { id: string } };
+  for (;;) {
+    const state = (await (await fetch(`${base}/v1/jobs/${data.id}`, { headers })).json()) as { data: { pending: number; succeeded: number } };
+    if (state.data.pending === 0) {
+      if (state.data.succeeded !== ITEMS) throw new Error(`${state.data.succeeded} of ${ITEMS} succeeded`);
+      break;
+    }
+    await sleep(20);
+  }
+  return ITEMS / ((performance.now() - started) / 1000);
+}
+
+try {
+  // A warm-up of each, then the measured runs.
+  await synchronous('warm-sync');
+  await job('warm-job');
+  const sync = await synchronous('sync');
+  const batch = await job('job');
+  console.log(`items: ${ITEMS}, sandbox latency ${LATENCY_MS} ms, job concurrency ${config.jobs.concurrencyPerTeam} per team, ${config.jobs.workers} workers`);
+  console.log(`synchronous, ${CLIENTS} concurrent clients: ${sync.toFixed(0)} items/s`);
+  console.log(`batch job:                         ${batch.toFixed(0)} items/s (${(batch / sync).toFixed(2)}x)`);
+
+  // Memory with 10,000 items queued: a team whose items cannot run (no credits left to reserve
+  // would still run them); a job created and measured before its items are claimed, then cancelled.
+  globalThis.gc?.();
+  const before = process.memoryUsage().rss;
+  const big = await fetch(`${base}/v1/jobs`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ requests: Array.from({ length: 10_000 }, (_, n) => target('queued', n)) }),
+  });
+  const { data } = (await big.json()) as { data: { id: string } };
+  await sleep(500);
+  const queued = process.memoryUsage().rss;
+  const depth = await stores.jobs.depth();
+  console.log(`RSS: ${(before / 2 ** 20).toFixed(0)} MiB before, ${(queued / 2 ** 20).toFixed(0)} MiB with a job of 10,000 items (${depth.pending} queued, ${depth.running} running)`);
+  await fetch(`${base}/v1/jobs/${data.id}/cancel`, { method: 'POST', headers });
+} finally {
+  await running.stop();
+  await sandbox.close();
+  rmSync(dir, { recursive: true, force: true });
+}
