@@ -338,6 +338,21 @@ export class UpstreamClient {
     hop: (response: UpstreamResponse) => Hop,
   ): Promise<Hop> {
     let lastProblem = 'no attempt could be made within the time budget';
+    /**
+     * Whether an attempt of this hop reached the platform. When none did, the time went in the
+     * service's own queue (the pace) and the failure is the service's lack of capacity
+     * (`overloaded`: 503, not counted by the platform's breaker), never the platform's.
+     */
+    let asked = false;
+    /**
+     * Time this hop spent waiting for its turns, and asking the platform; and whether the platform
+     * itself failed (a 5xx, an empty answer, a broken transport), as opposed to an attempt cut
+     * short by the budget. An attempt cut short after a longer wait in our queue than the platform
+     * had is the service's lack of capacity too.
+     */
+    let queuedMs = 0;
+    let askedMs = 0;
+    let platformFailed = false;
     const proxies = this.#proxies.get(platform);
     /** The proxies of this hop that met a block or could not be reached (benched, not used again). */
     const failed = new Set<Proxy>();
@@ -363,10 +378,21 @@ export class UpstreamClient {
       let response: UpstreamResponse;
       try {
         // Every attempt takes its turn in the platform's pace (an `overloaded` refusal ends the request).
+        const waitFrom = Date.now();
         const done = this.#pacer ? await this.#pacer.acquire(platform, deadline, signal) : null;
+        const askedAt = Date.now();
+        queuedMs += askedAt - waitFrom;
+        if (deadline - askedAt < MIN_ATTEMPT_MS) {
+          // The turn came too late to ask anything (a negative time would also be refused by
+          // the timers as a programming error, and then taken for the platform's).
+          done?.();
+          break;
+        }
+        asked = true;
         try {
-          response = await this.#attempt(platform, origin, request, signal, deadline - Date.now(), proxy);
+          response = await this.#attempt(platform, origin, request, signal, deadline - askedAt, proxy);
         } finally {
+          askedMs += Date.now() - askedAt;
           done?.();
         }
         // A block the platform recognises whatever the status (shopfront's captcha page may come
@@ -394,6 +420,7 @@ export class UpstreamClient {
         }
         if (error instanceof Transient) {
           lastProblem = error.message;
+          platformFailed = true;
           continue;
         }
         if (signal.aborted) {
@@ -402,6 +429,10 @@ export class UpstreamClient {
         }
         const problem = transportProblem(error);
         if (problem === null) throw error;
+        const name = (error as Error)?.name;
+        // An attempt cut short at the budget's end (its abort, or a timeout bounded by what was
+        // left of the budget) says nothing yet of whose the delay was.
+        if (name !== 'AbortError' && name !== 'TimeoutError' && Date.now() < deadline) platformFailed = true;
         lastProblem = proxy ? `${proxy.label}: ${problem}` : problem;
         if (proxy && !pinned && failed.size < PROXY_SWITCHES && isProxyFailure(error)) {
           // The proxy could not be reached or refused the tunnel: benched, another one is tried.
@@ -422,6 +453,9 @@ export class UpstreamClient {
         continue;
       }
       return step;
+    }
+    if (!asked || (!platformFailed && queuedMs > askedMs)) {
+      throw new UpstreamOutcome('overloaded', platform, `the time budget ran out waiting for ${platform}'s turn in the pace (${queuedMs} ms waiting, ${askedMs} ms asking)`);
     }
     throw new UpstreamOutcome('transient', platform, `upstream unavailable: ${lastProblem}`);
   }

