@@ -9,7 +9,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable, Transform } from 'node:stream';
 import { MemoryBudget, type MemoryLease } from './memory.ts';
 import { UpstreamOutcome } from './outcomes.ts';
-import type { Pacer } from './pacing.ts';
+import { DIRECT, type Pacer } from './pacing.ts';
 import { ProxyPool, type Proxy, type ProxySpec } from './proxies.ts';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from './types.ts';
 
@@ -366,20 +366,31 @@ export class UpstreamClient {
       const remaining = deadline - Date.now();
       if (remaining < MIN_ATTEMPT_MS || signal.aborted) break;
       let proxy: Proxy | null = null;
+      /** The proxies this attempt may go out through; none: this machine's own address. */
+      let candidates: Proxy[] = [];
       const pinned = request.via !== undefined ? proxies?.byLabel(request.via) : undefined;
       if (pinned) {
         // Bound to the proxy it must use (a session's): never another one.
         if (pinned.benchedUntil > Date.now()) throw new UpstreamOutcome('blocked', platform, `${pinned.label}, which this request is bound to, is benched`);
-        proxy = pinned;
+        candidates = [pinned];
       } else if (proxies) {
-        proxy = proxies.pick(failed, Date.now());
-        if (proxy === null) throw new UpstreamOutcome('blocked', platform, `no proxy for ${platform} is usable now (${lastProblem})`);
+        candidates = proxies.usable(failed, Date.now());
+        if (candidates.length === 0) throw new UpstreamOutcome('blocked', platform, `no proxy for ${platform} is usable now (${lastProblem})`);
       }
       let response: UpstreamResponse;
       try {
-        // Every attempt takes its turn in the platform's pace (an `overloaded` refusal ends the request).
+        // Every attempt takes its turn in the pace of the egress (proxy or own address) whose
+        // turn comes first (an `overloaded` refusal ends the request).
         const waitFrom = Date.now();
-        const done = this.#pacer ? await this.#pacer.acquire(platform, deadline, signal) : null;
+        let done: (() => void) | null = null;
+        if (this.#pacer) {
+          const slot = await this.#pacer.take(platform, candidates.length > 0 ? candidates.map((candidate) => candidate.label) : [DIRECT], deadline, signal);
+          done = slot.release;
+          proxy = candidates.find((candidate) => candidate.label === slot.egress) ?? null;
+        } else {
+          // Without a pace, the proxies in turn (usable() starts from the next one).
+          proxy = candidates[0] ?? null;
+        }
         const askedAt = Date.now();
         queuedMs += askedAt - waitFrom;
         if (deadline - askedAt < MIN_ATTEMPT_MS) {
