@@ -56,6 +56,7 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
     requestRecordsDays: config.requestRecordsDays,
   });
   app.metrics.watchProxies(() => Object.fromEntries(Object.keys(PLATFORM_ORIGINS).map((platform) => [platform, client.proxyStates(platform)])));
+  app.metrics.watchPace(() => client.paceStates());
   const release = async () => {
     await app.close();
     await client.close();

@@ -9,7 +9,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable, Transform } from 'node:stream';
 import { MemoryBudget, type MemoryLease } from './memory.ts';
 import { UpstreamOutcome } from './outcomes.ts';
-import { DIRECT, type Pacer } from './pacing.ts';
+import { DIRECT, type EgressState, type Pacer } from './pacing.ts';
 import { ProxyPool, type Proxy, type ProxySpec } from './proxies.ts';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from './types.ts';
 
@@ -232,6 +232,11 @@ export class UpstreamClient {
     await Promise.all([...this.#pools.values()].map((pool) => pool.close()));
     this.#pools.clear();
     await Promise.all([...this.#proxies.values()].map((proxies) => proxies.close()));
+  }
+
+  /** Each egress's queue and waits on this node (none without a pace). */
+  paceStates(): EgressState[] {
+    return this.#pacer?.states() ?? [];
   }
 
   /** Each proxy of a platform by label, and until when it is benched (epoch ms; 0: in use). */

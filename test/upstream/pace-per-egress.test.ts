@@ -88,3 +88,24 @@ test('a request takes the egress whose turn comes first', async () => {
   (await waiting).release();
   assert.ok(third === 'a' || third === 'b');
 });
+
+test('/metrics shows the queue depth, the slots in use and the waits per egress', async () => {
+  const { Metrics } = await import('../../src/server/metrics.ts');
+  const pacer = new LocalPacer(() => ({ maxConcurrency: 1, maxRps: 0 }), 10);
+  const metrics = new Metrics();
+  metrics.watchPace(() => pacer.states());
+  const never = new AbortController().signal;
+  const held = await pacer.take('shop', ['http://127.0.0.1:1001'], Date.now() + 5_000, never);
+  const waiting = pacer.take('shop', ['http://127.0.0.1:1001'], Date.now() + 5_000, never);
+  const labels = '{platform="shop",egress="http://127.0.0.1:1001"}';
+  let text = await metrics.registry.metrics();
+  assert.match(text, new RegExp(`api_upstream_pace_waiting${labels.replace(/[{}.]/g, '\\$&')} 1`));
+  assert.match(text, new RegExp(`api_upstream_pace_active${labels.replace(/[{}.]/g, '\\$&')} 1`));
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  held.release();
+  (await waiting).release();
+  text = await metrics.registry.metrics();
+  assert.match(text, new RegExp(`api_upstream_pace_waits_total${labels.replace(/[{}.]/g, '\\$&')} 1`));
+  const waited = Number(new RegExp(`api_upstream_pace_wait_seconds_total${labels.replace(/[{}.]/g, '\\$&')} ([0-9.e-]+)`).exec(text)?.[1]);
+  assert.ok(waited >= 0.02 && waited < 1, `waited ${waited} s`);
+});
