@@ -1,10 +1,10 @@
 // One request record per API request of a known caller (RequestLog in store/types.ts), for the
 // operator CLI and the account holder's views. Records are gathered in memory and written in
 // batches, every second (sooner past 10,000 waiting), never on the request's path; the embedded
-// store writes them from its background thread. A batch a second rather than one per 500: each
-// write from the thread is a commit from another connection, which empties the embedded
-// store's memory of cache entries and keys (cache.ts, accounts.ts), so at 10,000 requests a
-// second batches of 500 emptied it 20 times a second. When the store cannot take them they wait
+// store writes them from its background thread. Every second rather than every 500: each
+// batch the thread writes is a commit from another connection, which empties the embedded
+// store's memory of cache entries and keys (cache.ts, accounts.ts), so few large batches cost
+// less than many small ones. When the store cannot take them they wait
 // for the next attempt, up to a bound; beyond it the oldest are dropped and counted
 // (api_request_records_dropped_total). Closing the app writes what is left.
 import type { FastifyPluginCallback } from 'fastify';
@@ -14,7 +14,7 @@ import { everyWhileOpen } from './maintenance.ts';
 
 const FLUSH_MS = 1_000;
 /** Records written at most per call to the store. */
-const BATCH = 2_000;
+const BATCH = 1_000;
 /** Records waiting that call for a write before the second is up. */
 const EARLY = 10_000;
 const MAX_WAITING = 50_000;

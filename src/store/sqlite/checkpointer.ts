@@ -117,7 +117,9 @@ export function startBackground(c: Connection, path: string, busyTimeoutMs: numb
     prune: (options) => (failed ? fallback.prune(options) : ask((id) => ({ type: 'prune', id, options }))),
     records: async (rows) => {
       if (failed) return fallback.records(rows);
-      await ask((id) => ({ type: 'records', id, rows }));
+      // As one JSON string: cloning it costs a fraction of cloning the rows.
+      const json = JSON.stringify(rows);
+      await ask((id) => ({ type: 'records', id, rows: json }));
     },
     stop: async () => {
       if (failed) return;

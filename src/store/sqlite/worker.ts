@@ -20,7 +20,7 @@ export interface WorkerData {
 export type WorkerRequest =
   | { type: 'checkpoint' }
   | { type: 'prune'; id: number; options: PruneOptions }
-  | { type: 'records'; id: number; rows: RecordRow[] }
+  | { type: 'records'; id: number; rows: string }
   | { type: 'stop' };
 
 export type WorkerReply =
@@ -41,22 +41,20 @@ const db = new DatabaseSync(path, { timeout: busyTimeoutMs });
 db.exec(`PRAGMA journal_size_limit = ${Math.trunc(walMaxBytes)}`);
 
 /**
- * Rows per write transaction: the write lock is held for about a millisecond per 100 rows, and a
- * writer of the main thread (a live scrape's reservation) waits for it meanwhile.
+ * One transaction per batch (at most 1,000 rows from records.ts, about 8 ms of the write lock):
+ * each commit from this connection empties the main thread's memory of cache entries and keys
+ * (it cannot tell this thread's commits from another process's), so they are few and large.
  */
-const RECORDS_PER_TRANSACTION = 128;
 let insertRecords: ((rows: readonly RecordRow[]) => void) | null = null;
 const writeRecords = (rows: RecordRow[]): void => {
   insertRecords ??= recordInserter(db);
-  for (let from = 0; from < rows.length; from += RECORDS_PER_TRANSACTION) {
-    db.exec('BEGIN IMMEDIATE');
-    try {
-      insertRecords(rows.slice(from, from + RECORDS_PER_TRANSACTION));
-      db.exec('COMMIT');
-    } catch (err) {
-      if (db.isTransaction) db.exec('ROLLBACK');
-      throw err;
-    }
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    insertRecords(rows);
+    db.exec('COMMIT');
+  } catch (err) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw err;
   }
 };
 
@@ -102,7 +100,7 @@ port.on('message', (request: WorkerRequest) => {
   if (request.type === 'records') {
     // Between two batches of a prune, never inside one of its transactions.
     try {
-      writeRecords(request.rows);
+      writeRecords(JSON.parse(request.rows) as RecordRow[]);
       port.postMessage({ type: 'written', id: request.id } satisfies WorkerReply);
     } catch (err) {
       port.postMessage(failure(request.id, err));
