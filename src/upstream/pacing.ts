@@ -176,8 +176,6 @@ export class LocalPacer implements Pacer {
   readonly #paces = new Map<string, EgressPace>();
   readonly #limits: (platform: string) => PaceLimits;
   readonly #queueMax: number;
-  /** Where the search for the first turn starts, in turn: ties are spread over the egresses. */
-  #rotation = 0;
 
   constructor(limits: (platform: string) => PaceLimits, queueMax: number) {
     this.#limits = limits;
@@ -191,21 +189,17 @@ export class LocalPacer implements Pacer {
     return pace;
   }
 
+  /** Ties go to the first of `egresses` (a proxy pool hands them over from the next in turn). */
   async take(platform: string, egresses: readonly string[], deadline: number, signal: AbortSignal): Promise<PaceSlot> {
     const first = egresses[0];
     if (first === undefined) throw new Error('no egress to take a turn on');
     const limits = this.#limits(platform);
-    if (limits.maxConcurrency === 0 && limits.maxRps === 0) {
-      this.#rotation = (this.#rotation + 1) % egresses.length;
-      return { egress: egresses[this.#rotation] ?? first, release: () => {} };
-    }
+    if (limits.maxConcurrency === 0 && limits.maxRps === 0) return { egress: first, release: () => {} };
     const now = Date.now();
     let best = first;
     let bestPace: EgressPace | null = null;
     let bestTurn: [number, number] = [Infinity, Infinity];
-    const start = this.#rotation++ % egresses.length;
-    for (let i = 0; i < egresses.length; i++) {
-      const egress = egresses[(start + i) % egresses.length] as string;
+    for (const egress of egresses) {
       const pace = this.#pace(platform, egress, limits);
       const turn = pace.turn(now);
       if (turn[0] < bestTurn[0] || (turn[0] === bestTurn[0] && turn[1] < bestTurn[1])) {
