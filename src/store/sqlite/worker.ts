@@ -20,7 +20,7 @@ export interface WorkerData {
 export type WorkerRequest =
   | { type: 'checkpoint' }
   | { type: 'prune'; id: number; options: PruneOptions }
-  | { type: 'records'; id: number; rows: string }
+  | { type: 'records'; id: number; rows: RecordRow[] }
   | { type: 'stop' };
 
 export type WorkerReply =
@@ -100,7 +100,7 @@ port.on('message', (request: WorkerRequest) => {
   if (request.type === 'records') {
     // Between two batches of a prune, never inside one of its transactions.
     try {
-      writeRecords(JSON.parse(request.rows) as RecordRow[]);
+      writeRecords(request.rows);
       port.postMessage({ type: 'written', id: request.id } satisfies WorkerReply);
     } catch (err) {
       port.postMessage(failure(request.id, err));
