@@ -59,7 +59,7 @@ export interface Config {
   redisPrefix: string;
   /** TEST_MODE=on: test-mode keys (`psk_test_`) are served from the built-in sandbox; off (the default): refused with 403. */
   testMode: boolean;
-  /** Each platform's pace: concurrent upstream requests and starts per second (0: no bound). */
+  /** Each platform's pace per egress (each proxy, and the own address): concurrent upstream requests and starts per second (0: no bound). */
   pace: Record<Platform, PaceLimits>;
   /** Each platform's proxies: `<PLATFORM>_PROXIES`, else UPSTREAM_PROXIES; none: this machine's address. */
   proxies: Record<Platform, ProxySpec[]>;

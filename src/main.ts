@@ -67,6 +67,7 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
     jobs: config.jobs,
   });
   app.metrics.watchProxies(() => Object.fromEntries(Object.keys(PLATFORM_ORIGINS).map((platform) => [platform, client.proxyStates(platform)])));
+  app.metrics.watchPace(() => client.paceStates());
   const release = async () => {
     await app.close();
     await client.close();

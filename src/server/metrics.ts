@@ -1,4 +1,5 @@
 // Prometheus metrics, one registry per app so that several apps (tests) never share counters.
+import type { EgressState } from '../upstream/pacing.ts';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export class Metrics {
@@ -128,6 +129,52 @@ export class Metrics {
         for (const [platform, proxies] of Object.entries(states())) {
           for (const [proxy, until] of Object.entries(proxies)) this.set({ platform, proxy }, until > 0 ? 1 : 0);
         }
+      },
+    });
+  }
+
+  /** Each egress's pace on this node (upstream/pacing.ts): queue depth, slots in use, waits. */
+  watchPace(states: () => EgressState[]): void {
+    const labelNames = ['platform', 'egress'] as const;
+    const registers = [this.registry];
+    new Gauge({
+      name: 'api_upstream_pace_waiting',
+      help: 'Requests of this node waiting for a turn to ask a platform, per egress they may take (a proxy, or direct)',
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const state of states()) this.set({ platform: state.platform, egress: state.egress }, state.waiting);
+      },
+    });
+    new Gauge({
+      name: 'api_upstream_pace_active',
+      help: "Requests of this node asking a platform now, per egress",
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const state of states()) this.set({ platform: state.platform, egress: state.egress }, state.active);
+      },
+    });
+    new Counter({
+      name: 'api_upstream_pace_waits_total',
+      help: 'Requests that waited for their turn, per platform and egress',
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const state of states()) this.inc({ platform: state.platform, egress: state.egress }, state.waits);
+      },
+    });
+    new Counter({
+      name: 'api_upstream_pace_wait_seconds_total',
+      help: 'Seconds requests waited for their turn, per platform and egress',
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const state of states()) this.inc({ platform: state.platform, egress: state.egress }, state.waitedSeconds);
       },
     });
   }

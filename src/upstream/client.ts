@@ -5,13 +5,14 @@
 // while streaming, and counted against the process-wide memory budget for upstream bodies
 // while the scrape holds them (./memory.ts). Each kind of failure ends as a typed outcome.
 import { Pool, errors as undiciErrors } from 'undici';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import type { Readable, Transform } from 'node:stream';
 import { MemoryBudget, type MemoryLease } from './memory.ts';
 import { UpstreamOutcome } from './outcomes.ts';
-import type { Pacer } from './pacing.ts';
+import { DIRECT, type EgressState, type Pacer } from './pacing.ts';
 import { ProxyPool, type Proxy, type ProxySpec } from './proxies.ts';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from './types.ts';
+import { API_HEADERS, isProxyFailure, lowerCase, PAGE_HEADERS, sleep, Transient, transportProblem } from './transport.ts';
+import { readBody, type BodyCharge } from './body.ts';
+
 
 export interface PlatformOrigin {
   /** Scheme, host and optional port where requests go. */
@@ -53,14 +54,6 @@ const MAX_REDIRECTS = 5;
 /** An `Upstream` bound to one scrape; `release` gives back the memory its answers hold. */
 export type BoundUpstream = Upstream & { release: () => void };
 
-/**
- * The bytes one `Upstream` call holds: its lease, and how much of it the latest attempt's
- * answer took. It travels with the request object of each hop (a symbol key survives copies).
- */
-interface BodyCharge {
-  lease: MemoryLease;
-  bytes: number;
-}
 const CHARGE = Symbol('body charge');
 type ChargedRequest = UpstreamRequest & { [CHARGE]?: BodyCharge };
 
@@ -68,110 +61,6 @@ type ChargedRequest = UpstreamRequest & { [CHARGE]?: BodyCharge };
 type Hop = { response: UpstreamResponse; next?: undefined } | { response: UpstreamResponse; next: string };
 /** An attempt is not started with less time than this left in the budget. */
 const MIN_ATTEMPT_MS = 50;
-
-const USER_AGENT =
-  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36';
-
-const BASE_HEADERS = {
-  'user-agent': USER_AGENT,
-  'accept-language': 'en-US,en;q=0.9',
-  'accept-encoding': 'gzip, deflate, br',
-  'sec-ch-ua': '"Chromium";v="142", "Google Chrome";v="142", "Not_A Brand";v="99"',
-  'sec-ch-ua-mobile': '?0',
-  'sec-ch-ua-platform': '"Windows"',
-};
-const PAGE_HEADERS = {
-  ...BASE_HEADERS,
-  accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8',
-  'sec-fetch-mode': 'navigate',
-  'sec-fetch-dest': 'document',
-  'sec-fetch-site': 'none',
-  'sec-fetch-user': '?1',
-  'upgrade-insecure-requests': '1',
-};
-const API_HEADERS = {
-  ...BASE_HEADERS,
-  accept: 'application/json, text/plain, */*',
-  'sec-fetch-mode': 'cors',
-  'sec-fetch-dest': 'empty',
-  'sec-fetch-site': 'same-origin',
-};
-
-/** A failure of the proxy itself (unreachable, or refusing the tunnel), not of the platform behind it. */
-function isProxyFailure(error: unknown): boolean {
-  const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
-  return (
-    error instanceof undiciErrors.ConnectTimeoutError ||
-    (error instanceof Error && /proxy/i.test(error.message)) ||
-    code === 'ECONNREFUSED' ||
-    code === 'ECONNRESET' ||
-    code === 'EHOSTUNREACH' ||
-    code === 'UND_ERR_SOCKET'
-  );
-}
-
-/** A failure worth another attempt. */
-class Transient extends Error {}
-
-/**
- * undici's codes for a request that undici refused to send as we built it: a programming
- * error of ours, never retried. Every other failure of the transport is the origin's (or the
- * network's) doing and transient.
- */
-const REQUEST_MISTAKES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_INVALID_RETURN_VALUE', 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH', 'UND_ERR_NOT_SUPPORTED']);
-
-const errorCode = (error: unknown): string | undefined => {
-  const own = (error as { code?: unknown })?.code;
-  if (typeof own === 'string') return own;
-  const cause = (error as { cause?: { code?: unknown } })?.cause?.code;
-  return typeof cause === 'string' ? cause : undefined;
-};
-
-/**
- * What went wrong when a request failed in the transport (connecting, TLS, writing, parsing
- * the answer, reading or decoding the body), for the retry loop: a short description when the
- * failure is transient, or null when it is not the upstream's (then it is rethrown as it is).
- *
- * - malformed HTTP (undici's `HTTPParserError`, codes `HPE_*`: an invalid status line, a
- *   control character in a header, non-HTTP bytes, a bare CR, a bad chunk size or
- *   content-length), a body shorter than its content-length, headers over the size limit,
- *   a socket closed, reset or timed out, a pool closing (`UndiciError`s), DNS and connection
- *   errors (`ENOTFOUND`, `ECONNREFUSED`, …), TLS errors and corrupt compressed bodies (a
- *   `code` from Node or OpenSSL), an abort or timeout of the attempt: transient;
- * - `InvalidArgumentError` and the other undici errors about the request we built, and errors
- *   without a code (a `TypeError` in our own code): not the upstream's, rethrown.
- */
-export function transportProblem(error: unknown): string | null {
-  const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof undiciErrors.HTTPParserError || (error as Error)?.name === 'HTTPParserError') {
-    return `malformed HTTP from the upstream: ${message}`;
-  }
-  const code = errorCode(error);
-  if (code !== undefined && REQUEST_MISTAKES.has(code)) return null;
-  if (error instanceof undiciErrors.UndiciError) return `${code ?? 'UND_ERR'}: ${message}`;
-  const name = (error as Error)?.name;
-  if (name === 'AbortError' || name === 'TimeoutError') return message;
-  // System (errno), TLS (OpenSSL) and zlib errors all carry a string code.
-  if (code !== undefined) return `${code}: ${message}`;
-  return null;
-}
-
-function decoderFor(encoding: string | undefined): Transform | null {
-  switch ((encoding ?? '').trim().toLowerCase()) {
-    case '':
-    case 'identity':
-      return null;
-    case 'gzip':
-    case 'x-gzip':
-      return createGunzip();
-    case 'deflate':
-      return createInflate();
-    case 'br':
-      return createBrotliDecompress();
-    default:
-      throw new UpstreamOutcome('unrecognised', 'upstream', `unsupported content-encoding "${encoding}"`);
-  }
-}
 
 export class UpstreamClient {
   readonly #platforms: Record<string, PlatformOrigin>;
@@ -232,6 +121,11 @@ export class UpstreamClient {
     await Promise.all([...this.#pools.values()].map((pool) => pool.close()));
     this.#pools.clear();
     await Promise.all([...this.#proxies.values()].map((proxies) => proxies.close()));
+  }
+
+  /** Each egress's queue and waits on this node (none without a pace). */
+  paceStates(): EgressState[] {
+    return this.#pacer?.states() ?? [];
   }
 
   /** Each proxy of a platform by label, and until when it is benched (epoch ms; 0: in use). */
@@ -338,6 +232,21 @@ export class UpstreamClient {
     hop: (response: UpstreamResponse) => Hop,
   ): Promise<Hop> {
     let lastProblem = 'no attempt could be made within the time budget';
+    /**
+     * Whether an attempt of this hop reached the platform. When none did, the time went in the
+     * service's own queue (the pace) and the failure is the service's lack of capacity
+     * (`overloaded`: 503, not counted by the platform's breaker), never the platform's.
+     */
+    let asked = false;
+    /**
+     * Time this hop spent waiting for its turns, and asking the platform; and whether the platform
+     * itself failed (a 5xx, an empty answer, a broken transport), as opposed to an attempt cut
+     * short by the budget. An attempt cut short after a longer wait in our queue than the platform
+     * had is the service's lack of capacity too.
+     */
+    let queuedMs = 0;
+    let askedMs = 0;
+    let platformFailed = false;
     const proxies = this.#proxies.get(platform);
     /** The proxies of this hop that met a block or could not be reached (benched, not used again). */
     const failed = new Set<Proxy>();
@@ -351,22 +260,44 @@ export class UpstreamClient {
       const remaining = deadline - Date.now();
       if (remaining < MIN_ATTEMPT_MS || signal.aborted) break;
       let proxy: Proxy | null = null;
+      /** The proxies this attempt may go out through; none: this machine's own address. */
+      let candidates: Proxy[] = [];
       const pinned = request.via !== undefined ? proxies?.byLabel(request.via) : undefined;
       if (pinned) {
         // Bound to the proxy it must use (a session's): never another one.
         if (pinned.benchedUntil > Date.now()) throw new UpstreamOutcome('blocked', platform, `${pinned.label}, which this request is bound to, is benched`);
-        proxy = pinned;
+        candidates = [pinned];
       } else if (proxies) {
-        proxy = proxies.pick(failed, Date.now());
-        if (proxy === null) throw new UpstreamOutcome('blocked', platform, `no proxy for ${platform} is usable now (${lastProblem})`);
+        candidates = proxies.usable(failed, Date.now());
+        if (candidates.length === 0) throw new UpstreamOutcome('blocked', platform, `no proxy for ${platform} is usable now (${lastProblem})`);
       }
       let response: UpstreamResponse;
       try {
-        // Every attempt takes its turn in the platform's pace (an `overloaded` refusal ends the request).
-        const done = this.#pacer ? await this.#pacer.acquire(platform, deadline, signal) : null;
+        // Every attempt takes its turn in the pace of the egress (proxy or own address) whose
+        // turn comes first (an `overloaded` refusal ends the request).
+        const waitFrom = Date.now();
+        let done: (() => void) | null = null;
+        if (this.#pacer) {
+          const slot = await this.#pacer.take(platform, candidates.length > 0 ? candidates.map((candidate) => candidate.label) : [DIRECT], deadline, signal);
+          done = slot.release;
+          proxy = candidates.find((candidate) => candidate.label === slot.egress) ?? null;
+        } else {
+          // Without a pace, the proxies in turn (usable() starts from the next one).
+          proxy = candidates[0] ?? null;
+        }
+        const askedAt = Date.now();
+        queuedMs += askedAt - waitFrom;
+        if (deadline - askedAt < MIN_ATTEMPT_MS) {
+          // The turn came too late to ask anything (a negative time would also be refused by
+          // the timers as a programming error, and then taken for the platform's).
+          done?.();
+          break;
+        }
+        asked = true;
         try {
-          response = await this.#attempt(platform, origin, request, signal, deadline - Date.now(), proxy);
+          response = await this.#attempt(platform, origin, request, signal, deadline - askedAt, proxy);
         } finally {
+          askedMs += Date.now() - askedAt;
           done?.();
         }
         // A block the platform recognises whatever the status (shopfront's captcha page may come
@@ -394,6 +325,7 @@ export class UpstreamClient {
         }
         if (error instanceof Transient) {
           lastProblem = error.message;
+          platformFailed = true;
           continue;
         }
         if (signal.aborted) {
@@ -402,6 +334,10 @@ export class UpstreamClient {
         }
         const problem = transportProblem(error);
         if (problem === null) throw error;
+        const name = (error as Error)?.name;
+        // An attempt cut short at the budget's end (its abort, or a timeout bounded by what was
+        // left of the budget) says nothing yet of whose the delay was.
+        if (name !== 'AbortError' && name !== 'TimeoutError' && Date.now() < deadline) platformFailed = true;
         lastProblem = proxy ? `${proxy.label}: ${problem}` : problem;
         if (proxy && !pinned && failed.size < PROXY_SWITCHES && isProxyFailure(error)) {
           // The proxy could not be reached or refused the tunnel: benched, another one is tried.
@@ -422,6 +358,9 @@ export class UpstreamClient {
         continue;
       }
       return step;
+    }
+    if (!asked || (!platformFailed && queuedMs > askedMs)) {
+      throw new UpstreamOutcome('overloaded', platform, `the time budget ran out waiting for ${platform}'s turn in the pace (${queuedMs} ms waiting, ${askedMs} ms asking)`);
     }
     throw new UpstreamOutcome('transient', platform, `upstream unavailable: ${lastProblem}`);
   }
@@ -458,102 +397,7 @@ export class UpstreamClient {
       await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       return { status: response.statusCode, headers: responseHeaders, body: '', path: request.path, ...(proxy ? { via: proxy.label } : {}) };
     }
-    const body = await this.#readBody(platform, response.body, responseHeaders['content-encoding'], responseHeaders['content-length'], charge, attemptSignal, attemptDeadline);
+    const body = await readBody({ cap: this.#options.maxBodyBytes, memoryWaitMs: this.#options.memoryWaitMs, memory: this.#memory }, platform, response.body, responseHeaders['content-encoding'], responseHeaders['content-length'], charge, attemptSignal, attemptDeadline);
     return { status: response.statusCode, headers: responseHeaders, body, path: request.path, ...(proxy ? { via: proxy.label } : {}) };
   }
-
-  /**
-   * Reads and decodes the body, never holding more than the size cap, and takes its decoded
-   * bytes from the memory budget as they are buffered (the whole declared length up front when
-   * it is known): they stay in `charge` when the body is returned, and go back when it fails.
-   */
-  async #readBody(
-    platform: string,
-    raw: Readable,
-    encoding: string | undefined,
-    declaredLength: string | undefined,
-    charge: BodyCharge | undefined,
-    signal: AbortSignal,
-    deadline: number,
-  ): Promise<string> {
-    const cap = this.#options.maxBodyBytes;
-    const tooLarge = () => new UpstreamOutcome('unrecognised', platform, `response larger than ${cap} bytes`);
-    // Destroying an unread undici body emits an 'error' (RequestAbortedError): without a listener
-    // it would be an uncaught exception. Read errors still reach the loop below.
-    raw.on('error', () => undefined);
-    if (declaredLength !== undefined && Number(declaredLength) > cap && !encoding) {
-      raw.destroy();
-      throw tooLarge();
-    }
-    let decoder: Transform | null;
-    try {
-      decoder = decoderFor(encoding);
-    } catch (error) {
-      raw.destroy();
-      if (error instanceof UpstreamOutcome) throw new UpstreamOutcome('unrecognised', platform, error.message);
-      throw error;
-    }
-    const source: Readable = decoder ? raw.pipe(decoder) : raw;
-    if (decoder) raw.on('error', (error) => decoder.destroy(error));
-    // Bytes of this body taken from the budget so far (at least `size`).
-    let taken = 0;
-    const reserve = async (bytes: number) => {
-      if (!charge) return;
-      const wait = Math.min(this.#options.memoryWaitMs, deadline - Date.now());
-      const granted = charge.lease.take(bytes, wait, signal);
-      if (granted !== true && !(await granted)) {
-        const { used, capacity } = this.#memory;
-        throw new UpstreamOutcome('overloaded', platform, `no memory for the upstream answer: ${used} of ${capacity} bytes held by answers in flight`);
-      }
-      taken += bytes;
-      charge.bytes += bytes;
-    };
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      const known = Number(declaredLength);
-      if (!encoding && declaredLength !== undefined && Number.isSafeInteger(known) && known > 0) await reserve(known);
-      for await (const chunk of source) {
-        size += (chunk as Buffer).length;
-        if (size > cap) {
-          raw.destroy();
-          decoder?.destroy();
-          throw tooLarge();
-        }
-        if (size > taken) await reserve(size - taken);
-        chunks.push(chunk as Buffer);
-      }
-    } catch (error) {
-      // Free the connection: a body left half-read (e.g. after a decoding error) holds it forever.
-      raw.destroy();
-      decoder?.destroy();
-      charge?.lease.give(taken);
-      if (charge) charge.bytes -= taken;
-      if (error instanceof UpstreamOutcome) throw error;
-      // Any failure while reading (reset, timeout or budget abort, corrupt gzip/deflate/br) is transient.
-      throw new Transient(`reading the upstream body failed: ${(error as Error).message}`, { cause: error });
-    }
-    // A body shorter than its reservation gives back the difference.
-    if (charge && taken > size) {
-      charge.lease.give(taken - size);
-      charge.bytes -= taken - size;
-    }
-    return Buffer.concat(chunks, size).toString('utf8');
-  }
-}
-
-const lowerCase = (headers: Record<string, string>): Record<string, string> =>
-  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (ms <= 0 || signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

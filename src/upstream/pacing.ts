@@ -1,11 +1,18 @@
-// Pacing and concurrency per platform: at most `maxConcurrency` upstream requests to a platform
-// at once, and their starts at least 1/`maxRps` seconds apart (0: no bound), so that a platform
-// sees a polite client. A request beyond them waits in a bounded queue, first come first served;
-// when the queue is full, or its turn would come after the request's deadline, it is refused at
-// once as `overloaded` (503 SERVICE_UNAVAILABLE with Retry-After, refunded).
+// Pacing and concurrency per egress: at most `maxConcurrency` upstream requests to a platform
+// at once through one egress (one proxy, or this machine's own address), and their starts at
+// least 1/`maxRps` seconds apart (0: no bound), so that a platform sees a polite client from each
+// address it sees; a pool of proxies carries as many times the scrapes of one address. A request
+// goes to the egress (among those it may use) whose turn comes first. A request beyond them
+// waits in a bounded queue, first come first served; when the queue is full, or its turn would
+// come after the request's deadline, it is refused at once as `overloaded` (503
+// SERVICE_UNAVAILABLE with Retry-After, refunded).
 //
-// Each node paces its own requests: with N nodes, a platform sees up to N times the pace.
+// Each node paces its own requests here: with N nodes, an egress sees up to N times the pace
+// (the Redis pacer, src/store/redis/pacer.ts, shares each egress's budget across nodes).
 import { UpstreamOutcome } from './outcomes.ts';
+
+/** The egress of requests sent without a proxy: this machine's own address. */
+export const DIRECT = 'direct';
 
 export interface PaceLimits {
   /** Upstream requests to the platform at once; 0: no bound. */
@@ -14,9 +21,33 @@ export interface PaceLimits {
   maxRps: number;
 }
 
+/** A slot taken: the egress it is on, and the function that ends it. */
+export interface PaceSlot {
+  egress: string;
+  release: () => void;
+}
+
+/** Queue depth, slots in use, and the waits so far, of one platform through one egress. */
+export interface EgressState {
+  platform: string;
+  egress: string;
+  waiting: number;
+  active: number;
+  /** Requests that waited for a slot, and the seconds they waited in all. */
+  waits: number;
+  waitedSeconds: number;
+}
+
 export interface Pacer {
-  /** Waits for the platform's turn; resolves with the function that ends the request's slot. */
+  /**
+   * Waits for a turn on one of `egresses` (the one whose turn comes first); resolves with the
+   * egress and the function that ends the request's slot.
+   */
+  take(platform: string, egresses: readonly string[], deadline: number, signal: AbortSignal): Promise<PaceSlot>;
+  /** Waits for the platform's turn on this machine's own address (`take` with DIRECT alone). */
   acquire(platform: string, deadline: number, signal: AbortSignal): Promise<() => void>;
+  /** Each egress's queue and waits on this node, for /metrics. */
+  states(): EgressState[];
 }
 
 interface Waiter {
@@ -27,8 +58,10 @@ interface Waiter {
   fail: (error: unknown) => void;
 }
 
-class PlatformPace {
+class EgressPace {
   readonly #platform: string;
+  waits = 0;
+  waitedMs = 0;
   readonly #limits: PaceLimits;
   readonly #queueMax: number;
   readonly #queue: Waiter[] = [];
@@ -51,10 +84,28 @@ class PlatformPace {
     return new UpstreamOutcome('overloaded', this.#platform, `${why}; retry in ${Math.max(1, Math.ceil(retryAfterMs / 1000))} s`);
   }
 
+  get waiting(): number {
+    return this.#queue.length;
+  }
+
+  get active(): number {
+    return this.#active;
+  }
+
+  /**
+   * When a request arriving now would start, as a key to compare egresses by: first the
+   * requests ahead of it beyond the free slots, then its turn by the pace alone.
+   */
+  turn(now: number): [number, number] {
+    const { maxConcurrency } = this.#limits;
+    const beyondSlots = maxConcurrency > 0 ? Math.max(0, this.#active + this.#queue.length - maxConcurrency + 1) : 0;
+    return [beyondSlots, Math.max(now, this.#nextStart) + this.#queue.length * this.#interval];
+  }
+
   acquire(deadline: number, signal: AbortSignal): Promise<() => void> {
     const now = Date.now();
     // The earliest this request could start by the pace alone, behind those already waiting.
-    const turn = Math.max(now, this.#nextStart) + this.#queue.length * this.#interval;
+    const turn = this.turn(now)[1];
     if (this.#queue.length >= this.#queueMax) return Promise.reject(this.#refuse(`too many requests to ${this.#platform} are waiting`, turn - now));
     if (turn > deadline) return Promise.reject(this.#refuse(`${this.#platform} is paced and this request's turn would come too late`, turn - now));
     return new Promise((resolve, reject) => {
@@ -68,6 +119,11 @@ class PlatformPace {
         deadline,
         start: () => {
           leave();
+          const waited = Date.now() - now;
+          if (waited > 0) {
+            this.waits += 1;
+            this.waitedMs += waited;
+          }
           resolve(this.#release());
         },
         fail: (error) => {
@@ -115,9 +171,9 @@ class PlatformPace {
   }
 }
 
-/** The pace of every platform on this node. */
+/** The pace of every platform through every egress on this node. */
 export class LocalPacer implements Pacer {
-  readonly #paces = new Map<string, PlatformPace>();
+  readonly #paces = new Map<string, EgressPace>();
   readonly #limits: (platform: string) => PaceLimits;
   readonly #queueMax: number;
 
@@ -126,11 +182,44 @@ export class LocalPacer implements Pacer {
     this.#queueMax = queueMax;
   }
 
-  acquire(platform: string, deadline: number, signal: AbortSignal): Promise<() => void> {
+  #pace(platform: string, egress: string, limits: PaceLimits): EgressPace {
+    const key = `${platform} ${egress}`;
+    let pace = this.#paces.get(key);
+    if (!pace) this.#paces.set(key, (pace = new EgressPace(platform, limits, this.#queueMax)));
+    return pace;
+  }
+
+  /** Ties go to the first of `egresses` (a proxy pool hands them over from the next in turn). */
+  async take(platform: string, egresses: readonly string[], deadline: number, signal: AbortSignal): Promise<PaceSlot> {
+    const first = egresses[0];
+    if (first === undefined) throw new Error('no egress to take a turn on');
     const limits = this.#limits(platform);
-    if (limits.maxConcurrency === 0 && limits.maxRps === 0) return Promise.resolve(() => {});
-    let pace = this.#paces.get(platform);
-    if (!pace) this.#paces.set(platform, (pace = new PlatformPace(platform, limits, this.#queueMax)));
-    return pace.acquire(deadline, signal);
+    if (limits.maxConcurrency === 0 && limits.maxRps === 0) return { egress: first, release: () => {} };
+    const now = Date.now();
+    let best = first;
+    let bestPace: EgressPace | null = null;
+    let bestTurn: [number, number] = [Infinity, Infinity];
+    for (const egress of egresses) {
+      const pace = this.#pace(platform, egress, limits);
+      const turn = pace.turn(now);
+      if (turn[0] < bestTurn[0] || (turn[0] === bestTurn[0] && turn[1] < bestTurn[1])) {
+        best = egress;
+        bestPace = pace;
+        bestTurn = turn;
+      }
+    }
+    const release = await (bestPace as EgressPace).acquire(deadline, signal);
+    return { egress: best, release };
+  }
+
+  async acquire(platform: string, deadline: number, signal: AbortSignal): Promise<() => void> {
+    return (await this.take(platform, [DIRECT], deadline, signal)).release;
+  }
+
+  states(): EgressState[] {
+    return [...this.#paces].map(([key, pace]) => {
+      const [platform = '', egress = ''] = key.split(' ');
+      return { platform, egress, waiting: pace.waiting, active: pace.active, waits: pace.waits, waitedSeconds: pace.waitedMs / 1000 };
+    });
   }
 }

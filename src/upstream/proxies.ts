@@ -100,6 +100,17 @@ export class ProxyPool {
     return null;
   }
 
+  /** The proxies neither benched nor in `tried`, from the next in turn. */
+  usable(tried: ReadonlySet<Proxy>, now: number): Proxy[] {
+    const usable: Proxy[] = [];
+    for (let i = 0; i < this.proxies.length; i++) {
+      const proxy = this.proxies[(this.#next + i) % this.proxies.length] as Proxy;
+      if (!tried.has(proxy) && proxy.benchedUntil <= now) usable.push(proxy);
+    }
+    this.#next = (this.#next + 1) % Math.max(1, this.proxies.length);
+    return usable;
+  }
+
   byLabel(label: string): Proxy | undefined {
     return this.proxies.find((proxy) => proxy.label === label);
   }

@@ -58,3 +58,36 @@ test('the pace holds across nodes: 10 starts at 20 per second take at least 450 
   assert.ok(Date.now() - started >= 440, `took ${Date.now() - started} ms`);
   await assert.rejects(a.acquire('shop', Date.now() + 1, never).then(() => a.acquire('shop', Date.now() + 1, never)), (error: unknown) => isUpstreamOutcome(error) && /too late/.test(error.message));
 });
+
+test("a proxy's budget is shared by the nodes that use it, each proxy has its own, and a turn goes to the egress whose turn comes first", async () => {
+  const [a, b] = await nodes({ maxConcurrency: 1, maxRps: 0 });
+  const deadline = Date.now() + 5_000;
+  const proxies = ['http://127.0.0.1:1001', 'http://127.0.0.1:1002'];
+  const first = await a.take('shop', proxies, deadline, never);
+  const second = await b.take('shop', proxies, deadline, never);
+  assert.notEqual(first.egress, second.egress, 'the other node takes the proxy still free');
+  let third: string | null = null;
+  const waiting = b.take('shop', proxies, deadline, never).then((slot) => {
+    third = slot.egress;
+    return slot;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(third, null, 'both proxies are at their cap, whichever node holds them');
+  first.release();
+  const slot = await waiting;
+  assert.equal(third, first.egress, 'it takes the proxy that was freed');
+  assert.ok(b.states().some((state) => state.egress === first.egress && state.waits >= 1), 'the wait is counted for that proxy');
+  slot.release();
+  second.release();
+});
+
+test('the pace holds per proxy across nodes: 2 proxies at 10 starts a second carry 10 starts in about 450 ms', async () => {
+  const [a, b] = await nodes({ maxConcurrency: 0, maxRps: 10 });
+  const proxies = ['http://127.0.0.1:1001', 'http://127.0.0.1:1002'];
+  const started = Date.now();
+  const slots = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).take('shop', proxies, Date.now() + 5_000, never)));
+  const took = Date.now() - started;
+  for (const slot of slots) slot.release();
+  assert.equal(slots.filter((slot) => slot.egress === proxies[0]).length, 5, 'each proxy took half');
+  assert.ok(took >= 380 && took < 900, `took ${took} ms (one address alone: about 900 ms)`);
+});

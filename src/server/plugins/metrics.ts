@@ -19,6 +19,8 @@ export interface Outcome {
 export interface RequestState {
   team: string | null;
   endpoint: string | null;
+  /** The route's path of an API route (`/v1/shopfront/shop`), with `endpoint`. */
+  path?: string;
   outcome: Outcome;
 }
 

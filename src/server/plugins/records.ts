@@ -1,15 +1,22 @@
 // One request record per API request of a known caller (RequestLog in store/types.ts), for the
 // operator CLI and the account holder's views. Records are gathered in memory and written in
-// batches, every second or every 500, never on the request's path. When the store cannot take
-// them they wait for the next attempt, up to a bound; beyond it the oldest are dropped and
-// counted (api_request_records_dropped_total). Closing the app writes what is left.
+// batches, every second (sooner past 10,000 waiting), never on the request's path; the embedded
+// store writes them from its background thread. Every second rather than every 500: each
+// batch the thread writes is a commit from another connection, which empties the embedded
+// store's memory of cache entries and keys (cache.ts, accounts.ts), so few large batches cost
+// less than many small ones. When the store cannot take them they wait
+// for the next attempt, up to a bound; beyond it the oldest are dropped and counted
+// (api_request_records_dropped_total). Closing the app writes what is left.
 import type { FastifyPluginCallback } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RequestRecord, Stores } from '../../store/types.ts';
 import { everyWhileOpen } from './maintenance.ts';
 
 const FLUSH_MS = 1_000;
-const BATCH = 500;
+/** Records written at most per call to the store. */
+const BATCH = 1_000;
+/** Records waiting that call for a write before the second is up. */
+const EARLY = 10_000;
 const MAX_WAITING = 50_000;
 
 declare module 'fastify' {
@@ -29,11 +36,27 @@ const records: FastifyPluginCallback<RecordsOptions> = (app, { stores }, done) =
   let waiting: RequestRecord[] = [];
   let writing: Promise<void> | null = null;
 
+  /** Drops the oldest beyond the bound. */
+  const bound = (): void => {
+    if (waiting.length <= MAX_WAITING) return;
+    const dropped = waiting.length - MAX_WAITING;
+    waiting = waiting.slice(dropped);
+    app.metrics.requestRecordsDropped.inc(dropped);
+  };
   const write = async (): Promise<void> => {
     while (waiting.length > 0) {
-      const batch = waiting.slice(0, BATCH);
-      await stores.requests.append(batch);
-      waiting = waiting.slice(batch.length);
+      const taken = waiting;
+      waiting = [];
+      for (let from = 0; from < taken.length; from += BATCH) {
+        try {
+          await stores.requests.append(taken.slice(from, from + BATCH));
+        } catch (error) {
+          // What was not written waits, ahead of what came meanwhile.
+          waiting = taken.slice(from).concat(waiting);
+          bound();
+          throw error;
+        }
+      }
     }
   };
   const flush = (): Promise<void> => {
@@ -46,26 +69,23 @@ const records: FastifyPluginCallback<RecordsOptions> = (app, { stores }, done) =
   app.addHook('onResponse', (request, reply, hookDone) => {
     hookDone();
     const caller = request.caller;
-    if (!caller || !request.state?.endpoint) return;
-    const { outcome } = request.state;
+    const state = request.state;
+    if (!caller || !state?.endpoint) return;
+    const { outcome } = state;
     waiting.push({
       requestId: request.id,
       at: new Date(Date.now() - reply.elapsedTime).toISOString(),
       teamId: caller.team.id,
       keyId: caller.keyId,
-      endpoint: request.routeOptions.url ?? request.url.split('?')[0] ?? '',
+      endpoint: state.path ?? request.url.split('?')[0] ?? '',
       status: reply.statusCode,
       errorCode: reply.statusCode === 200 ? null : outcome.errorCode,
       credits: outcome.creditsCharged,
       cached: outcome.cached,
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
     });
-    if (waiting.length > MAX_WAITING) {
-      const dropped = waiting.length - MAX_WAITING;
-      waiting = waiting.slice(dropped);
-      app.metrics.requestRecordsDropped.inc(dropped);
-    }
-    if (waiting.length >= BATCH && !writing) flush().catch((error: unknown) => app.log.warn({ err: error }, 'request records not written yet'));
+    bound();
+    if (waiting.length >= EARLY && !writing) flush().catch((error: unknown) => app.log.warn({ err: error }, 'request records not written yet'));
   });
 
   app.decorate('writeRecords', flush);

@@ -59,7 +59,10 @@ const plainSerializer = () => (payload: unknown) => JSON.stringify(payload);
 export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, idempotency, sealer, stores, now, keyUseFlushMs, door, webhooks, monitors, runner, maxActiveJobs }) => {
   // Before authentication, so that refused requests are counted under their endpoint too.
   api.addHook('onRequest', (request, _reply, done) => {
-    request.state.endpoint = request.routeOptions.config.endpoint ?? null;
+    // routeOptions is built anew at each read: read once.
+    const { config } = request.routeOptions;
+    request.state.endpoint = config.endpoint ?? null;
+    request.state.path = config.url;
     done();
   });
   await api.register(authPlugin, { door, now, keyUseFlushMs });

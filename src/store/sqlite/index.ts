@@ -94,7 +94,7 @@ export function openSqliteStores(options: SqliteStoreOptions): Stores {
       deleteTarget: (target) => cache.deleteTarget(target),
       prune: (now) => cache.prune(now),
     },
-    requests: requestLog(c),
+    requests: requestLog(c, background.records),
     limiter: new InProcessRateLimiter(),
 
     async ping(): Promise<void> {

@@ -1,15 +1,62 @@
 // Request records on the embedded store: appended in batches, listed newest first by keyset
 // (arrival time, then request id), totalled per day and per endpoint, pruned by age.
-import type { RequestLog, RequestPage, RequestQuery, RequestRecord, RequestTotals } from '../types.ts';
+//
+// The batches are written by the store's background thread (worker.ts), on its own connection:
+// a record's row costs about 25 µs of insert and commit (8 µs of CPU, the rest the log's
+// writes; four B-trees, one keyed by a random id), which on the event loop was a quarter of a
+// cache hit's time (the insert and its commit: 12% of the service's profile under `npm run
+// bench`). Moved here, the main thread's CPU per cache hit went from 102 to 75 µs (the bare
+// route: 33 µs; `node bench/compare.ts`, base and change alternated in one run). The request
+// path only hands the batch over; an in-memory database writes it in place.
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { StoreUnavailableError, type RequestLog, type RequestPage, type RequestQuery, type RequestRecord, type RequestTotals } from '../types.ts';
 import { listingFilter, pageOf } from '../request-query.ts';
 import { recordLimit } from '../rules.ts';
 import { prepare, type Connection } from './connection.ts';
 
+/** A record as its row's values, in the insert's column order; what crosses to the background thread. */
+export type RecordRow = [string, number, string, string, string, number, string | null, number, number, number, string | null];
+
+export const recordRow = (r: RequestRecord): RecordRow => [r.requestId, Date.parse(r.at), r.teamId, r.keyId, r.endpoint, r.status, r.errorCode, r.credits, r.cached ? 1 : 0, r.durationMs, r.jobId ?? null];
+
+/** Rows per INSERT statement: one statement for many rows spares a call into SQLite per row (8.2 -> 7.2 µs of CPU a row, measured). */
+const ROWS_PER_STATEMENT = 32;
+const insertSql = (rows: number) =>
+  `INSERT OR IGNORE INTO requests (request_id, at, team_id, key_id, endpoint, status, error_code, credits, cached, duration_ms, job_id) VALUES ${Array<string>(rows).fill('(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`;
+
+/** Inserts rows with `db` (inside the caller's transaction), 32 to a statement. */
+export function recordInserter(db: DatabaseSync): (rows: readonly RecordRow[]) => void {
+  const full = db.prepare(insertSql(ROWS_PER_STATEMENT));
+  const single = db.prepare(insertSql(1));
+  return (rows) => {
+    let i = 0;
+    for (; i + ROWS_PER_STATEMENT <= rows.length; i += ROWS_PER_STATEMENT) run(full, rows, i, ROWS_PER_STATEMENT);
+    for (; i < rows.length; i += 1) run(single, rows, i, 1);
+  };
+}
+
+function run(statement: StatementSync, rows: readonly RecordRow[], from: number, count: number): void {
+  const values: (string | number | null)[] = [];
+  for (let i = from; i < from + count; i += 1) values.push(...(rows[i] as RecordRow));
+  statement.run(...values);
+}
+
+/** Where batches of rows go: the background thread, or this connection in place. */
+export type RecordWriter = (rows: RecordRow[]) => Promise<void>;
+
+/** Writes on this connection, in a group commit (an in-memory database, or the thread is gone). */
+export function inPlaceRecords(c: Connection): RecordWriter {
+  let insert: ((rows: readonly RecordRow[]) => void) | null = null;
+  return (rows) =>
+    c.txGrouped(() => {
+      insert ??= recordInserter(c.db);
+      insert(rows);
+    });
+}
+
 const PRUNE_BATCH = 500;
 
 const SQL = {
-  insert: `INSERT OR IGNORE INTO requests (request_id, at, team_id, key_id, endpoint, status, error_code, credits, cached, duration_ms, job_id)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   byDay: `SELECT strftime('%Y-%m-%d', at / 1000, 'unixepoch') AS day, count(*) AS requests, sum(credits) AS credits, sum(cached) AS cached
             FROM requests WHERE team_id = ? AND at >= ? AND at < ? GROUP BY day ORDER BY day`,
   byEndpoint: `SELECT endpoint, count(*) AS requests, sum(credits) AS credits, sum(cached) AS cached
@@ -17,16 +64,13 @@ const SQL = {
   prune: 'DELETE FROM requests WHERE request_id IN (SELECT request_id FROM requests WHERE at < ? LIMIT ?)',
 };
 
-export function requestLog(c: Connection): RequestLog {
+export function requestLog(c: Connection, write: RecordWriter): RequestLog {
   const st = prepare(c.db, SQL);
   return {
     async append(records: readonly RequestRecord[]): Promise<void> {
       if (records.length === 0) return;
-      await c.txGrouped(() => {
-        for (const r of records) {
-          st.insert.run(r.requestId, Date.parse(r.at), r.teamId, r.keyId, r.endpoint, r.status, r.errorCode, r.credits, r.cached ? 1 : 0, r.durationMs, r.jobId ?? null);
-        }
-      });
+      if (c.closed) throw new StoreUnavailableError('SQLite store is closed');
+      await write(records.map(recordRow));
     },
 
     async list(query: RequestQuery): Promise<RequestPage> {

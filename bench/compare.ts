@@ -1,0 +1,79 @@
+// Cache hits of two checkouts in one run: each checkout's bench/servers.ts (its service and a
+// bare route serving the same bytes), measured alternately under the same load generator, with
+// the main thread's CPU time per request read from /proc (Linux): on a busy machine requests
+// per second swing with the neighbours' load, CPU time per request far less.
+// Usage: node bench/compare.ts [rounds] [seconds] <base checkout> <changed checkout>
+// (each checkout with its own node_modules).
+import autocannon from 'autocannon';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+
+const [, , roundsArg = '3', secondsArg = '4', ...trees] = process.argv;
+const rounds = Number(roundsArg);
+const seconds = Number(secondsArg);
+if (trees.length === 0) throw new Error('name the checkouts to compare');
+
+/** CPU time of a process's main thread so far, in µs (from clock ticks of 10 ms). */
+const mainThreadMicros = (pid: number): number => {
+  const fields = (readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+};
+const median = (numbers: number[]): number => {
+  const sorted = [...numbers].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+};
+
+interface Checkout {
+  tree: string;
+  child: ChildProcessByStdio<null, Readable, null>;
+  pid: number;
+  target: { service: string; bare: string; key: string };
+  bare: number[];
+  service: number[];
+  bareCpu: number[];
+  serviceCpu: number[];
+}
+
+const checkouts: Checkout[] = [];
+for (const tree of trees) {
+  const child = spawn(`${tree}/node_modules/.bin/node`, ['--disable-warning=ExperimentalWarning', `${tree}/bench/servers.ts`], { cwd: tree, stdio: ['ignore', 'pipe', 'inherit'] });
+  process.once('exit', () => child.kill('SIGTERM'));
+  const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+  checkouts.push({ tree, child, pid: child.pid ?? 0, target: JSON.parse(line) as Checkout['target'], bare: [], service: [], bareCpu: [], serviceCpu: [] });
+}
+
+/** Requests per second and main-thread CPU µs per request of one measurement. */
+async function measure(pid: number, url: string, headers: Record<string, string>): Promise<{ rps: number; cpu: number }> {
+  const before = mainThreadMicros(pid);
+  const result = await autocannon({ url, headers, connections: 50, duration: seconds, pipelining: 1 });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return { rps: result.requests.average, cpu: (mainThreadMicros(pid) - before) / result.requests.total };
+}
+
+for (const c of checkouts) {
+  await measure(c.pid, c.target.bare, {});
+  await measure(c.pid, c.target.service, { 'x-api-key': c.target.key });
+}
+for (let round = 0; round < rounds; round += 1) {
+  // Alternated, in turns of the order too.
+  for (const c of round % 2 ? [...checkouts].reverse() : checkouts) {
+    const bare = await measure(c.pid, c.target.bare, {});
+    const service = await measure(c.pid, c.target.service, { 'x-api-key': c.target.key });
+    c.bare.push(bare.rps);
+    c.service.push(service.rps);
+    c.bareCpu.push(bare.cpu);
+    c.serviceCpu.push(service.cpu);
+    console.log(`${c.tree} round ${round + 1}: bare ${bare.rps.toFixed(0)} req/s (${bare.cpu.toFixed(1)} µs CPU each), service ${service.rps.toFixed(0)} req/s (${service.cpu.toFixed(1)} µs CPU each)`);
+  }
+}
+for (const c of checkouts) {
+  console.log(
+    `median ${c.tree}: bare ${median(c.bare).toFixed(0)} req/s, service ${median(c.service).toFixed(0)} req/s, ratio ${(median(c.service) / median(c.bare)).toFixed(2)}x; ` +
+      `main-thread CPU per request: service ${median(c.serviceCpu).toFixed(1)} µs, bare ${median(c.bareCpu).toFixed(1)} µs, ratio ${(median(c.bareCpu) / median(c.serviceCpu)).toFixed(2)}x`,
+  );
+  c.child.kill('SIGTERM');
+}
