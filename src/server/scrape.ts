@@ -231,41 +231,13 @@ export class ScrapeService {
     requestId: string,
     log: FastifyBaseLogger,
   ): Promise<{ skipped: ApiError } | { json: string; reservationId: string | null }> {
-    const { endpoint } = runtime;
-    if (!endpoint.extractor) throw new ApiError('NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`);
-    const now = this.#settings.now();
-    const deadline = now + this.#settings.requestBudgetMs;
-    const cacheKey = `${parsed.baseKey}|`;
-    const job = { runtime, requestId, target: parsed.params, targetKey: parsed.targetKey, cacheKey, position: null, deadline, log };
-    if (who.test) {
-      const scraped = await this.#shared(`test|${cacheKey}`, deadline, () => this.#scrape({ ...job, test: true }));
-      return { json: scraped.json, reservationId: null };
-    }
-    const admission = this.#settings.breakers.admit(endpoint.platform);
-    if (!admission.ok) {
-      this.#metrics.breakerRejections.inc({ platform: endpoint.platform });
-      throw new ApiError('UPSTREAM_BLOCKED', `${endpoint.platform} is failing; requests to it are paused. Retry in ${admission.retryAfterSeconds} s.`);
-    }
+    // A batch job's page without the cache (a monitor's run is always live) and without a cursor.
     try {
-      const day = utcDay(now);
-      const reservation = await this.#stores.ledger.reserve(who.teamId, 1, requestId, deadline + this.#settings.reservationMarginMs, { id: who.keyId, day });
-      if (!reservation.ok) {
-        return {
-          skipped:
-            reservation.reason === 'key-limit'
-              ? new ApiError('KEY_CREDIT_LIMIT', `The daily credit limit of the key that made the monitor (${reservation.limit} credits) is spent; it resets at midnight UTC.`)
-              : new ApiError('INSUFFICIENT_CREDITS', `A live scrape costs 1 credit; the balance is ${reservation.balance}.`),
-        };
-      }
-      try {
-        const scraped = await this.#shared(cacheKey, deadline, () => this.#scrape(job));
-        return { json: scraped.json, reservationId: reservation.reservationId };
-      } catch (error) {
-        await this.#refund(reservation.reservationId, 'failed');
-        throw error;
-      }
-    } finally {
-      if (admission.probe) this.#settings.breakers.release(endpoint.platform);
+      const page = await this.jobPage(runtime, { ...who, requestId, log }, { ...parsed, cacheMaxAgeMs: null }, null);
+      return { json: page.data, reservationId: page.reservationId };
+    } catch (error) {
+      if (error instanceof ApiError && (error.code === 'KEY_CREDIT_LIMIT' || error.code === 'INSUFFICIENT_CREDITS')) return { skipped: error };
+      throw error;
     }
   }
 
@@ -341,7 +313,7 @@ export class ScrapeService {
       const reservation = await this.#stores.ledger.reserve(who.teamId, 1, who.requestId, deadline + this.#settings.reservationMarginMs, { id: who.keyId, day });
       if (!reservation.ok) {
         if (reservation.reason === 'key-limit') {
-          throw new ApiError('KEY_CREDIT_LIMIT', `The daily credit limit of the job's key (${reservation.limit} credits) is spent (${reservation.spent} today); it resets at midnight UTC.`);
+          throw new ApiError('KEY_CREDIT_LIMIT', `The daily credit limit of the key that made this job or monitor (${reservation.limit} credits) is spent (${reservation.spent} today); it resets at midnight UTC.`);
         }
         throw new ApiError('INSUFFICIENT_CREDITS', `A live scrape costs 1 credit; the balance is ${reservation.balance}.`);
       }
