@@ -1,0 +1,247 @@
+// Monitors on a cluster, from outside: three service processes (`node src/main.ts`) over one
+// PostgreSQL database and Redis prefix, a monitor at a 2 s interval, and the node that ran the
+// latest run SIGKILLed between two slots. Each slot must run exactly once: counted where a second
+// run could not hide behind the runs' UNIQUE (monitor_id, at) — the upstream's requests, the
+// request records (one per run attempt, recorded or not) and each node's own count of the runs
+// it made. The surviving nodes go on with the runs; a change of the watched follower count is
+// delivered once, as a Standard Webhooks request to a receiver on loopback; credits are one per
+// kept run and the ledger sums to the balance.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Webhook } from 'standardwebhooks';
+import { loadConfig, UNPACED_ENV } from '../../src/config.ts';
+import { generateKey } from '../../src/server/keys.ts';
+import { openStores } from '../../src/store/open.ts';
+import type { MonitorRun, Stores } from '../../src/store/types.ts';
+import { startSandbox, type RunningSandbox } from '../../sandbox/server.ts';
+import { testBackends, type TestBackends } from '../support/backends.ts';
+import { spawnService, type ChildService } from '../support/child-service.ts';
+import { startReceiver, type Receiver } from '../support/webhook-receiver.ts';
+
+const PROFILE = '/v1/snapmsg/profile';
+const USERNAME = 'lunavoss';
+const COUNT = /("subscriberCount":\s*")(\d+)(")/;
+const METRICS_TOKEN = 'monitors-kill-metrics-token-0123456789';
+
+/** Polls `get` until `check` holds; fails after `ms`. */
+async function until<T>(what: string, get: () => Promise<T> | T, check: (value: T) => boolean, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await get();
+    if (check(value)) return value;
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 500)}`);
+    await sleep(50);
+  }
+}
+
+interface Node {
+  service: ChildService;
+  base: string;
+  killed: boolean;
+}
+
+/** The monitor runs a node has made (recorded or not), from its own /metrics. */
+async function runsMadeBy(node: Node): Promise<number> {
+  const response = await fetch(`${node.base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  assert.equal(response.status, 200);
+  const text = await response.text();
+  let total = 0;
+  for (const match of text.matchAll(/^api_monitor_runs_total(?:\{[^}]*\})? (\d+)$/gm)) total += Number(match[1]);
+  return total;
+}
+
+describe('monitors on three service processes sharing PostgreSQL, one SIGKILLed between slots', () => {
+  let backends: TestBackends;
+  let sandbox: RunningSandbox;
+  let receiver: Receiver;
+  let stores: Stores;
+  const dirs: string[] = [];
+  const nodes: Node[] = [];
+  /** The upstream's answers to requests for the monitored profile. */
+  let scrapes = 0;
+
+  before(async () => {
+    backends = await testBackends();
+    receiver = await startReceiver();
+    sandbox = await startSandbox({
+      seed: 'monitors-kill',
+      latencyMs: 200,
+      portBase: 0,
+      host: '127.0.0.1',
+      observe: (answer) => {
+        if (answer.platform === 'snapmsg' && answer.path.includes(USERNAME)) scrapes += 1;
+      },
+    });
+    const shared = {
+      ...sandbox.env,
+      ...UNPACED_ENV,
+      DATABASE_URL: await backends.freshDatabaseUrl(),
+      REDIS_URL: backends.redisUrl,
+      REDIS_PREFIX: backends.freshPrefix(),
+      CURSOR_SECRET: 'monitors-kill-cursor-secret-0123456789',
+      METRICS_TOKEN,
+      MONITOR_MIN_INTERVAL_S: '1',
+      REQUEST_BUDGET_MS: '3000',
+      RESERVATION_MARGIN_MS: '0',
+      WEBHOOK_ALLOW_PRIVATE: 'on',
+      WEBHOOK_ALLOW_HTTP: 'on',
+      WEBHOOK_RETRY_SCHEDULE: '0.3,0.3,0.3',
+      WEBHOOK_TIMEOUT_MS: '2000',
+      WEBHOOK_POLL_MS: '50',
+    };
+    const dir = () => {
+      const made = mkdtempSync(join(tmpdir(), 'monitors-kill-'));
+      dirs.push(made);
+      return made;
+    };
+    // The schema made once, then three nodes started over it at the same time.
+    stores = await openStores(loadConfig({ ...shared, DATA_DIR: dir(), MIGRATE: 'auto' }));
+    const services = [0, 1, 2].map(() => spawnService({ ...shared, DATA_DIR: dir(), MIGRATE: 'off' }));
+    for (const service of services) nodes.push({ service, base: await service.listening, killed: false });
+  });
+
+  after(async () => {
+    for (const node of nodes) if (!node.killed) node.service.child.kill('SIGTERM');
+    await Promise.all(nodes.map((node) => node.service.exited));
+    await stores?.close();
+    await sandbox?.close();
+    await receiver?.close();
+    await backends?.drop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('each slot runs once, the survivors go on, one monitor.changed delivered, one credit per kept run', async () => {
+    const team = await stores.accounts.createTeam({ name: 'monitors-kill', credits: 1_000, rateLimit: 100_000 });
+    const generated = generateKey();
+    await stores.accounts.createKey({ teamId: team.id, name: 'live', hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
+    const call = async (node: Node, method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${node.base}${path}`, {
+        method,
+        headers: { 'x-api-key': generated.key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      return { status: response.status, text, body: JSON.parse(text) as { data: Record<string, unknown> } };
+    };
+    const [a, b] = nodes as [Node, Node, Node];
+
+    const hook = await call(b, 'POST', '/v1/webhooks', { url: `${receiver.origin}/monitors`, events: ['monitor.changed', 'monitor.failed'] });
+    assert.equal(hook.status, 201, hook.text);
+    const secret = hook.body.data.secret as string;
+    const created = await call(a, 'POST', '/v1/monitors', { endpoint: PROFILE, params: { username: USERNAME }, interval: '2s', watch: ['/profile/subscriberCount'] });
+    assert.equal(created.status, 201, created.text);
+    const monitorId = created.body.data.id as string;
+    const runs = async (): Promise<MonitorRun[]> => stores.monitors.runs(team.id, monitorId, 1_000);
+
+    await until('four runs', runs, (found) => found.length >= 4);
+
+    // Wait for a run to end, find the node that made it, and kill that node at once: before the
+    // next slot, with no run of the monitor in progress anywhere.
+    let victim: Node | undefined;
+    let killedAt = 0;
+    let madeByVictim = 0;
+    for (let attempt = 0; attempt < 10 && !victim; attempt++) {
+      const counts = await Promise.all(nodes.map(runsMadeBy));
+      const total = counts.reduce((sum, n) => sum + n, 0);
+      const after = await until('the next run to end', () => Promise.all(nodes.map(runsMadeBy)), (now) => now.reduce((sum, n) => sum + n, 0) > total, 10_000);
+      const maker = after.findIndex((n, i) => n > (counts[i] as number));
+      const monitor = await stores.monitors.get(team.id, monitorId);
+      assert.ok(monitor);
+      // Too close to the next slot (a loaded machine): wait for another run.
+      if (Date.now() > monitor.nextRunAt - 500) continue;
+      victim = nodes[maker] as Node;
+      madeByVictim = after[maker] as number;
+      victim.service.child.kill('SIGKILL');
+      victim.killed = true;
+      killedAt = Date.now();
+      await victim.service.exited;
+    }
+    assert.ok(victim, 'a node was killed between two slots');
+    const survivors = nodes.filter((node) => !node.killed);
+    assert.equal(survivors.length, 2);
+    assert.ok(madeByVictim >= 1, 'the node killed had made runs');
+
+    const runsAtKill = (await runs()).length;
+    await until('four runs after the kill', runs, (found) => found.length >= runsAtKill + 4);
+
+    // The follower count changes: exactly one monitor.changed, delivered, whose patch replaces it.
+    let count = 0;
+    sandbox.control.rewrite('snapmsg', (path, body) =>
+      path.includes(USERNAME)
+        ? body.replace(COUNT, (_whole, open: string, digits: string, close: string) => {
+            count = Number(digits) + 1;
+            return `${open}${count}${close}`;
+          })
+        : body,
+    );
+    await until('a monitor.changed delivered', () => receiver.received.length, (n) => n >= 1);
+    const runsAtChange = (await runs()).length;
+    await until('two runs after the change', runs, (found) => found.length >= runsAtChange + 2);
+
+    const paused = await call(survivors[0] as Node, 'PATCH', `/v1/monitors/${monitorId}`, { status: 'paused' });
+    assert.equal(paused.status, 200, paused.text);
+    await sleep(1_500); // a run in progress ends, its record and the deliveries are written
+    const madeBySurvivors = (await Promise.all(survivors.map(runsMadeBy))).reduce((sum, n) => sum + n, 0);
+    for (const node of survivors) {
+      node.service.child.kill('SIGTERM');
+      node.killed = true;
+    }
+    await Promise.all(survivors.map((node) => node.service.exited));
+    sandbox.control.rewrite('snapmsg', null);
+
+    const all = await runs();
+    assert.ok(all.every((run) => run.status === 'succeeded'), JSON.stringify(all.filter((run) => run.status !== 'succeeded')));
+    assert.equal(new Set(all.map((run) => run.at)).size, all.length, 'one run per slot');
+    assert.ok(all.filter((run) => run.startedAt > killedAt).length >= 4, 'runs go on after the kill');
+
+    // Never twice: every attempt is counted where the UNIQUE (monitor_id, at) cannot hide it.
+    assert.equal(scrapes, all.length, `the upstream served the profile once per run (${scrapes} requests, ${all.length} runs)`);
+    const records = (await stores.requests.list({ teamId: team.id, limit: 1_000 })).records.filter((record) => record.keyId === monitorId);
+    const recordIds = records.map((record) => record.requestId);
+    assert.equal(new Set(recordIds).size, recordIds.length, 'one record per attempt');
+    const runIds = new Set(all.map((run) => run.requestId));
+    assert.deepEqual(
+      recordIds.filter((id) => !runIds.has(id)),
+      [],
+      'no request record of an attempt that was not recorded as the slot’s run',
+    );
+    const recorded = new Set(recordIds);
+    assert.deepEqual(
+      all.filter((run) => run.startedAt > killedAt && !recorded.has(run.requestId)).map((run) => run.id),
+      [],
+      'every run made by a surviving node has its request record',
+    );
+    // Each node's own count of the runs it made (recorded or not): together, the runs recorded.
+    assert.equal(madeByVictim + madeBySurvivors, all.length, `runs made by each node: ${madeByVictim} by the one killed, ${madeBySurvivors} by the others`);
+
+    // Credits: one per kept run, nothing refunded, nothing left pending; the ledger sums to the balance.
+    const entries = await stores.ledger.entries(team.id, 10_000);
+    assert.equal(entries.filter((entry) => entry.reason === 'refund').length, 0, 'no run was refunded (none ran twice)');
+    assert.equal(entries.filter((entry) => entry.reason === 'charge').length, all.length);
+    assert.ok(all.every((run) => run.creditsCharged === 1));
+    await until('no reservation pending', () => stores.ledger.usage(team.id), (usage) => usage?.pending === 0, 10_000);
+    const balance = await stores.ledger.balance(team.id);
+    assert.equal(balance, 1_000 - all.length, 'one credit per kept run');
+    assert.equal(
+      entries.reduce((sum, entry) => sum + entry.amount, 0),
+      balance,
+      'ledger equals balance',
+    );
+
+    // The webhook: exactly one monitor.changed, signed as Standard Webhooks says.
+    const ids = new Set(receiver.received.map((request) => request.headers['webhook-id']));
+    assert.equal(ids.size, 1, JSON.stringify(receiver.received.map((request) => request.body)));
+    const delivered = new Webhook(secret).verify(receiver.received[0]?.body as string, receiver.received[0]?.headers as Record<string, string>) as {
+      type: string;
+      data: { monitor: string; run: string; patch: unknown[] };
+    };
+    assert.equal(delivered.type, 'monitor.changed');
+    assert.equal(delivered.data.monitor, monitorId);
+    assert.deepEqual(delivered.data.patch, [{ op: 'replace', path: '/profile/subscriberCount', value: count }]);
+    assert.ok(all.some((run) => run.id === delivered.data.run && run.changed));
+  });
+});
