@@ -4,8 +4,10 @@
 // run could not hide behind the runs' UNIQUE (monitor_id, at) — the upstream's requests, the
 // request records (one per run attempt, recorded or not) and each node's own count of the runs
 // it made. The surviving nodes go on with the runs; a change of the watched follower count is
-// delivered once, as a Standard Webhooks request to a receiver on loopback; credits are one per
-// kept run and the ledger sums to the balance.
+// delivered once, as a Standard Webhooks request to a receiver on loopback, and a change outside
+// `watch` sends nothing; credits are one per kept run and the ledger sums to the balance. Before
+// the kill, an upstream failing: one monitor.failed for the streak, whichever node ran each
+// failure, and every run refunded.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -114,10 +116,11 @@ describe('monitors on three service processes sharing PostgreSQL, one SIGKILLed 
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
-  test('each slot runs once, the survivors go on, one monitor.changed delivered, one credit per kept run', async () => {
-    const team = await stores.accounts.createTeam({ name: 'monitors-kill', credits: 1_000, rateLimit: 100_000 });
+  /** A team with `credits` and a live key, and a call of the API with that key on a node. */
+  async function team(credits: number) {
+    const made = await stores.accounts.createTeam({ name: `monitors-kill-${credits}`, credits, rateLimit: 100_000 });
     const generated = generateKey();
-    await stores.accounts.createKey({ teamId: team.id, name: 'live', hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
+    await stores.accounts.createKey({ teamId: made.id, name: 'live', hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
     const call = async (node: Node, method: string, path: string, body?: unknown) => {
       const response = await fetch(`${node.base}${path}`, {
         method,
@@ -127,15 +130,72 @@ describe('monitors on three service processes sharing PostgreSQL, one SIGKILLed 
       const text = await response.text();
       return { status: response.status, text, body: JSON.parse(text) as { data: Record<string, unknown> } };
     };
+    return { id: made.id, call };
+  }
+
+  /** The team's ledger: balance (once nothing is pending) and the sum of its entries, which must agree. */
+  async function ledgerMatches(teamId: string): Promise<number> {
+    await until('no reservation pending', () => stores.ledger.usage(teamId), (usage) => usage?.pending === 0, 10_000);
+    const balance = await stores.ledger.balance(teamId);
+    const entries = await stores.ledger.entries(teamId, 10_000);
+    assert.equal(
+      entries.reduce((sum, entry) => sum + entry.amount, 0),
+      balance,
+      'ledger equals balance',
+    );
+    return balance as number;
+  }
+
+  test('an upstream failing three times in a row, the runs taken by any of the nodes: one monitor.failed delivered, every run refunded', async () => {
+    const { id: teamId, call } = await team(100);
+    const [a, b, c] = nodes as [Node, Node, Node];
+    const hook = await call(c, 'POST', '/v1/webhooks', { url: `${receiver.origin}/failed`, events: ['monitor.failed', 'monitor.changed'] });
+    assert.equal(hook.status, 201, hook.text);
+    sandbox.control.down('linkpage-b');
+    try {
+      const created = await call(a, 'POST', '/v1/monitors', { endpoint: '/v1/linkpage-b/page', params: { url: 'https://linkpage-b.example/lunavoss' }, interval: '1s' });
+      assert.equal(created.status, 201, created.text);
+      const monitorId = created.body.data.id as string;
+      await until('five failed runs', () => stores.monitors.runs(teamId, monitorId, 1_000), (runs) => runs.filter((run) => run.status === 'failed').length >= 5);
+      assert.equal((await call(b, 'PATCH', `/v1/monitors/${monitorId}`, { status: 'paused' })).status, 200);
+      await sleep(1_500); // a run in progress ends, the deliveries are made
+      const runs = await stores.monitors.runs(teamId, monitorId, 1_000);
+      assert.ok(runs.every((run) => run.status === 'failed' && run.creditsCharged === 0 && /^UPSTREAM_/.test(String(run.error?.code))), JSON.stringify(runs));
+      const requests = receiver.received.filter((request) => request.path === '/failed');
+      assert.equal(new Set(requests.map((request) => request.headers['webhook-id'])).size, 1, 'one monitor.failed for the streak');
+      const sent = new Webhook(hook.body.data.secret as string).verify(requests[0]?.body as string, requests[0]?.headers as Record<string, string>) as {
+        type: string;
+        data: { monitor: string; consecutiveFailures: number };
+      };
+      assert.deepEqual([sent.type, sent.data.monitor, sent.data.consecutiveFailures], ['monitor.failed', monitorId, 3]);
+      // Refunded: each credit reserved for a run given back; none kept.
+      const entries = await stores.ledger.entries(teamId, 10_000);
+      const charged = entries.filter((entry) => entry.reason === 'charge').map((entry) => entry.requestId);
+      const refunded = entries.filter((entry) => entry.reason === 'refund').map((entry) => entry.requestId);
+      assert.ok(charged.length >= 3, `the failed runs reserved their credit (${charged.length})`);
+      assert.deepEqual([...refunded].sort(), [...charged].sort(), 'every credit reserved was refunded');
+      const runIds = new Set(runs.map((run) => run.requestId));
+      assert.ok(charged.every((id) => id !== null && runIds.has(id)), 'each charge and refund is a run’s');
+      assert.equal(await ledgerMatches(teamId), 100);
+    } finally {
+      sandbox.control.down('linkpage-b', false);
+    }
+  });
+
+  test('each slot runs once, the survivors go on, one monitor.changed delivered, one credit per kept run', async () => {
+    const { id: teamId, call } = await team(1_000);
+    // Each node's count of runs so far (the test before ran some): this test counts from here.
+    const baseline = await Promise.all(nodes.map(runsMadeBy));
+    const madeSince = async (node: Node) => (await runsMadeBy(node)) - (baseline[nodes.indexOf(node)] as number);
     const [a, b] = nodes as [Node, Node, Node];
 
-    const hook = await call(b, 'POST', '/v1/webhooks', { url: `${receiver.origin}/monitors`, events: ['monitor.changed', 'monitor.failed'] });
+    const hook = await call(b, 'POST', '/v1/webhooks', { url: `${receiver.origin}/changed`, events: ['monitor.changed', 'monitor.failed'] });
     assert.equal(hook.status, 201, hook.text);
     const secret = hook.body.data.secret as string;
     const created = await call(a, 'POST', '/v1/monitors', { endpoint: PROFILE, params: { username: USERNAME }, interval: '2s', watch: ['/profile/subscriberCount'] });
     assert.equal(created.status, 201, created.text);
     const monitorId = created.body.data.id as string;
-    const runs = async (): Promise<MonitorRun[]> => stores.monitors.runs(team.id, monitorId, 1_000);
+    const runs = async (): Promise<MonitorRun[]> => stores.monitors.runs(teamId, monitorId, 1_000);
 
     await until('four runs', runs, (found) => found.length >= 4);
 
@@ -149,12 +209,12 @@ describe('monitors on three service processes sharing PostgreSQL, one SIGKILLed 
       const total = counts.reduce((sum, n) => sum + n, 0);
       const after = await until('the next run to end', () => Promise.all(nodes.map(runsMadeBy)), (now) => now.reduce((sum, n) => sum + n, 0) > total, 10_000);
       const maker = after.findIndex((n, i) => n > (counts[i] as number));
-      const monitor = await stores.monitors.get(team.id, monitorId);
+      const monitor = await stores.monitors.get(teamId, monitorId);
       assert.ok(monitor);
       // Too close to the next slot (a loaded machine): wait for another run.
       if (Date.now() > monitor.nextRunAt - 500) continue;
       victim = nodes[maker] as Node;
-      madeByVictim = after[maker] as number;
+      madeByVictim = (after[maker] as number) - (baseline[maker] as number);
       victim.service.child.kill('SIGKILL');
       victim.killed = true;
       killedAt = Date.now();
@@ -178,14 +238,19 @@ describe('monitors on three service processes sharing PostgreSQL, one SIGKILLed 
           })
         : body,
     );
-    await until('a monitor.changed delivered', () => receiver.received.length, (n) => n >= 1);
+    const changedTo = () => receiver.received.filter((request) => request.path === '/changed');
+    await until('a monitor.changed delivered', () => changedTo().length, (n) => n >= 1);
     const runsAtChange = (await runs()).length;
     await until('two runs after the change', runs, (found) => found.length >= runsAtChange + 2);
+    // A change outside `watch` (the display name; the count stays at its new value): nothing sent.
+    sandbox.control.rewrite('snapmsg', (path, body) => (path.includes(USERNAME) ? body.replace(COUNT, `$1${count}$3`).replaceAll('Luna Voss', 'Luna V.') : body));
+    const runsAtRename = (await runs()).length;
+    await until('two runs after the change outside watch', runs, (found) => found.length >= runsAtRename + 2);
 
     const paused = await call(survivors[0] as Node, 'PATCH', `/v1/monitors/${monitorId}`, { status: 'paused' });
     assert.equal(paused.status, 200, paused.text);
     await sleep(1_500); // a run in progress ends, its record and the deliveries are written
-    const madeBySurvivors = (await Promise.all(survivors.map(runsMadeBy))).reduce((sum, n) => sum + n, 0);
+    const madeBySurvivors = (await Promise.all(survivors.map(madeSince))).reduce((sum, n) => sum + n, 0);
     for (const node of survivors) {
       node.service.child.kill('SIGTERM');
       node.killed = true;
@@ -200,7 +265,7 @@ describe('monitors on three service processes sharing PostgreSQL, one SIGKILLed 
 
     // Never twice: every attempt is counted where the UNIQUE (monitor_id, at) cannot hide it.
     assert.equal(scrapes, all.length, `the upstream served the profile once per run (${scrapes} requests, ${all.length} runs)`);
-    const records = (await stores.requests.list({ teamId: team.id, limit: 1_000 })).records.filter((record) => record.keyId === monitorId);
+    const records = (await stores.requests.list({ teamId: teamId, limit: 1_000 })).records.filter((record) => record.keyId === monitorId);
     const recordIds = records.map((record) => record.requestId);
     assert.equal(new Set(recordIds).size, recordIds.length, 'one record per attempt');
     const runIds = new Set(all.map((run) => run.requestId));
@@ -219,23 +284,16 @@ describe('monitors on three service processes sharing PostgreSQL, one SIGKILLed 
     assert.equal(madeByVictim + madeBySurvivors, all.length, `runs made by each node: ${madeByVictim} by the one killed, ${madeBySurvivors} by the others`);
 
     // Credits: one per kept run, nothing refunded, nothing left pending; the ledger sums to the balance.
-    const entries = await stores.ledger.entries(team.id, 10_000);
+    const entries = await stores.ledger.entries(teamId, 10_000);
     assert.equal(entries.filter((entry) => entry.reason === 'refund').length, 0, 'no run was refunded (none ran twice)');
     assert.equal(entries.filter((entry) => entry.reason === 'charge').length, all.length);
     assert.ok(all.every((run) => run.creditsCharged === 1));
-    await until('no reservation pending', () => stores.ledger.usage(team.id), (usage) => usage?.pending === 0, 10_000);
-    const balance = await stores.ledger.balance(team.id);
-    assert.equal(balance, 1_000 - all.length, 'one credit per kept run');
-    assert.equal(
-      entries.reduce((sum, entry) => sum + entry.amount, 0),
-      balance,
-      'ledger equals balance',
-    );
+    assert.equal(await ledgerMatches(teamId), 1_000 - all.length, 'one credit per kept run');
 
     // The webhook: exactly one monitor.changed, signed as Standard Webhooks says.
-    const ids = new Set(receiver.received.map((request) => request.headers['webhook-id']));
-    assert.equal(ids.size, 1, JSON.stringify(receiver.received.map((request) => request.body)));
-    const delivered = new Webhook(secret).verify(receiver.received[0]?.body as string, receiver.received[0]?.headers as Record<string, string>) as {
+    const ids = new Set(changedTo().map((request) => request.headers['webhook-id']));
+    assert.equal(ids.size, 1, `one monitor.changed, none for unchanged runs or a change outside watch: ${JSON.stringify(changedTo().map((request) => request.body))}`);
+    const delivered = new Webhook(secret).verify(changedTo()[0]?.body as string, changedTo()[0]?.headers as Record<string, string>) as {
       type: string;
       data: { monitor: string; run: string; patch: unknown[] };
     };
