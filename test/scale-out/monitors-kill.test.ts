@@ -303,3 +303,126 @@ describe('monitors on three service processes sharing PostgreSQL, one SIGKILLed 
     assert.ok(all.some((run) => run.id === delivered.data.run && run.changed));
   });
 });
+
+describe('monitors on two service processes, the one running a monitor SIGKILLed mid-run', () => {
+  let backends: TestBackends;
+  let sandbox: RunningSandbox;
+  let stores: Stores;
+  const dirs: string[] = [];
+  const nodes: Node[] = [];
+  /** The upstream's answers to requests for the monitored profile. */
+  let scrapes = 0;
+
+  before(async () => {
+    backends = await testBackends();
+    // Every answer of a `slow-` account takes 1.5 s: long enough to kill a node in the middle of
+    // one, and longer than a run's claim (MONITOR_LOCK_MS 1 s), which must be renewed to hold.
+    sandbox = await startSandbox({
+      seed: 'monitors-kill-mid-run',
+      portBase: 0,
+      host: '127.0.0.1',
+      slowMs: 1_500,
+      observe: (answer) => {
+        if (answer.platform === 'snapmsg' && answer.path.includes('slow-luna')) scrapes += 1;
+      },
+    });
+    // The request budget (15 s) and reservation margin (60 s) left at their defaults: a run's
+    // claim must not last as long as they do.
+    const shared = {
+      ...sandbox.env,
+      ...UNPACED_ENV,
+      DATABASE_URL: await backends.freshDatabaseUrl(),
+      REDIS_URL: backends.redisUrl,
+      REDIS_PREFIX: backends.freshPrefix(),
+      CURSOR_SECRET: 'monitors-kill-cursor-secret-0123456789',
+      MONITOR_MIN_INTERVAL_S: '1',
+      MONITOR_LOCK_MS: '1000',
+    };
+    const dir = () => {
+      const made = mkdtempSync(join(tmpdir(), 'monitors-kill-'));
+      dirs.push(made);
+      return made;
+    };
+    stores = await openStores(loadConfig({ ...shared, DATA_DIR: dir(), MIGRATE: 'auto' }));
+    const services = [0, 1].map(() => spawnService({ ...shared, DATA_DIR: dir(), MIGRATE: 'off' }));
+    for (const service of services) nodes.push({ service, base: await service.listening, killed: false });
+  });
+
+  after(async () => {
+    for (const node of nodes) if (!node.killed) node.service.child.kill('SIGTERM');
+    await Promise.all(nodes.map((node) => node.service.exited));
+    await stores?.close();
+    await sandbox?.close();
+    await backends?.drop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('runs longer than their claim hold it (renewed), and the survivor takes the monitor up once the dead run’s claim lapses, not its budget and margin', async () => {
+    const made = await stores.accounts.createTeam({ name: 'monitors-mid-run', credits: 1_000, rateLimit: 100_000 });
+    const generated = generateKey();
+    await stores.accounts.createKey({ teamId: made.id, name: 'live', hash: generated.hash, prefix: generated.prefix, last4: generated.last4 });
+    const post = (node: Node, path: string, body?: unknown) =>
+      fetch(`${node.base}${path}`, {
+        method: 'POST',
+        headers: { 'x-api-key': generated.key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    const [a] = nodes as [Node, Node];
+    const created = await post(a, '/v1/monitors', { endpoint: PROFILE, params: { username: 'slow-luna' }, interval: '2s' });
+    assert.equal(created.status, 201, await created.clone().text());
+    const monitorId = ((await created.json()) as { data: { id: string } }).data.id;
+    const runs = () => stores.monitors.runs(made.id, monitorId, 1_000);
+    await until('a first run', runs, (found) => found.length >= 1);
+
+    // A run on node a: asked for there, still running 300 ms later (a run held elsewhere is 409 at once).
+    let killedAt = 0;
+    for (let attempt = 0; attempt < 20 && killedAt === 0; attempt++) {
+      const answer = post(a, `/v1/monitors/${monitorId}/run`).then((response) => response.status);
+      const early = await Promise.race([answer, sleep(300).then(() => 'running' as const)]);
+      if (early !== 'running') {
+        await sleep(200);
+        continue;
+      }
+      a.service.child.kill('SIGKILL');
+      a.killed = true;
+      killedAt = Date.now();
+      await a.service.exited;
+      await answer.catch(() => undefined);
+    }
+    assert.ok(killedAt > 0, 'node a was killed in the middle of a run');
+    const next = await until('a run after the kill', runs, (found) => found.some((run) => run.startedAt > killedAt), 60_000).then((found) =>
+      Math.min(...found.filter((run) => run.startedAt > killedAt).map((run) => run.startedAt)),
+    );
+    assert.ok(next - killedAt < 5_000, `the next run started ${next - killedAt} ms after the kill`);
+    await until('three more runs', runs, (found) => found.filter((run) => run.startedAt > killedAt).length >= 3, 20_000);
+    const paused = await fetch(`${(nodes[1] as Node).base}/v1/monitors/${monitorId}`, {
+      method: 'PATCH',
+      headers: { 'x-api-key': generated.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'paused' }),
+    });
+    assert.equal(paused.status, 200);
+    await sleep(2_000); // the run in progress ends
+    const all = await runs();
+    assert.equal(new Set(all.map((run) => run.at)).size, all.length, 'one run per slot');
+    assert.ok(all.every((run) => run.status === 'succeeded'), JSON.stringify(all));
+    // Each run 1.5 s long with a 1 s claim: without renewal the other node would take the same
+    // slot mid-run and scrape it again. Only the killed run was scraped without being recorded.
+    assert.equal(scrapes, all.length + 1, `the upstream served ${scrapes} requests for ${all.length} runs and the one killed`);
+    // Identical scrapes in flight are shared across nodes, so a second run of a slot may not reach
+    // the upstream: its request record (written whether or not the run is) and its refund show it.
+    await sleep(1_200); // the request records are written
+    const runIds = new Set(all.map((run) => run.requestId));
+    const records = (await stores.requests.list({ teamId: made.id, limit: 1_000 })).records.filter((record) => record.keyId === monitorId);
+    assert.deepEqual(
+      records.filter((record) => !runIds.has(record.requestId)).map((record) => record.requestId),
+      [],
+      'no attempt that was not recorded as its slot’s run',
+    );
+    const entries = await stores.ledger.entries(made.id, 10_000);
+    assert.deepEqual(
+      entries.filter((entry) => entry.reason === 'refund'),
+      [],
+      'no run refunded for losing its claim (the killed run’s reservation is refunded at its deadline, later)',
+    );
+  });
+});
