@@ -78,9 +78,10 @@ export interface Config {
   /**
    * Monitors: the shortest interval (`MONITOR_MIN_INTERVAL_S`, default 900), monitors per team
    * (`MONITOR_MAX_PER_TEAM`, 100), days runs are kept (`MONITOR_RUN_RETENTION_DAYS`, 30), and runs
-   * at once per node (`MONITOR_CONCURRENCY`, 16).
+   * at once per node (`MONITOR_CONCURRENCY`, 16), how long a run's claim holds without renewal
+   * (`MONITOR_LOCK_MS`, 15 s).
    */
-  monitors: { minIntervalS: number; maxPerTeam: number; runRetentionDays: number; concurrency: number };
+  monitors: { minIntervalS: number; maxPerTeam: number; runRetentionDays: number; concurrency: number; lockMs: number };
   /** Batch jobs (src/work/jobs.ts): JOB_CONCURRENCY_PER_TEAM, JOB_MAX_ACTIVE_PER_TEAM, JOB_RETENTION_DAYS, JOB_WORKERS, JOB_LOCK_MS. */
   jobs: JobSettings;
 }
@@ -326,6 +327,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxPerTeam: integer(env, 'MONITOR_MAX_PER_TEAM', 100, 0),
       runRetentionDays: integer(env, 'MONITOR_RUN_RETENTION_DAYS', 30, 1),
       concurrency: integer(env, 'MONITOR_CONCURRENCY', 16, 1),
+      lockMs: integer(env, 'MONITOR_LOCK_MS', 15_000, 1_000),
     },
     jobs: {
       concurrencyPerTeam: integer(env, 'JOB_CONCURRENCY_PER_TEAM', 4, 1),

@@ -201,7 +201,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     log: app.log,
     now,
     settings: monitorSettings,
-    lockMs: requestBudgetMs + reservationMarginMs,
     addRecord: (record) => app.addRecord(record),
   });
   app.addHook('onReady', async () => monitorRunner.start());

@@ -695,6 +695,8 @@ export interface MonitorStore {
   claimDue(owner: string, now: number, lockedUntil: number): Promise<ClaimedMonitor | null>;
   /** Takes this monitor now (a run asked for), due or not: `running` when a run holds it, null when unknown. */
   claimNow(teamId: string, id: string, owner: string, now: number, lockedUntil: number): Promise<ClaimedMonitor | 'running' | null>;
+  /** Moves the lock's deadline of a run in progress to `lockedUntil`; false when the lock is no longer `owner`'s. */
+  renew(monitorId: string, owner: string, lockedUntil: number): Promise<boolean>;
   /**
    * Records the run and its effect on the monitor, keeps its credit, frees the lock, in one
    * transaction: the run as recorded, or null (nothing written) when the lock is no longer

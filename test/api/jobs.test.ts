@@ -2,7 +2,6 @@
 // sandbox upstream, on the embedded store and on PostgreSQL; and as child processes killed
 // mid-job (SIGKILL) and started again, alone or as one of two nodes sharing a database.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,10 +16,10 @@ import { platforms } from '../../sandbox/platforms/index.ts';
 import { startSandbox, type RunningSandbox } from '../../sandbox/server.ts';
 import { endpoints } from '../../src/endpoints/index.ts';
 import { testBackends, type TestBackends } from '../support/backends.ts';
+import { spawnService } from '../support/child-service.ts';
 import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
 import { byId, fixtureResult, startHarness } from './harness.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 
 let backends: Promise<TestBackends> | undefined;
 after(async () => {
@@ -337,23 +336,8 @@ for (const scaleOut of [false, true]) {
 }
 
 describe('batch jobs: a process killed mid-job', () => {
-  /** `node src/main.ts` as a child with an IPC channel; its address once it listens. */
-  const node = (env: Record<string, string>) => {
-    const { CURSOR_SECRET: _secret, METRICS_TOKEN: _token, DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
-    const child: ChildProcess = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', 'src/main.ts'], {
-      cwd: ROOT,
-      env: { ...inherited, ...UNPACED_ENV, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: '0', CURSOR_SECRET: 'jobs-test-secret-0123456789', ...env },
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-    });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    const listening = new Promise<string>((resolve, reject) => {
-      child.on('message', (message: { listening?: string }) => (message.listening ? resolve(message.listening) : undefined));
-      child.once('exit', () => reject(new Error(`the service exited before it listened: ${stderr}`)));
-    });
-    return { child, listening, exited, stderr: () => stderr };
-  };
+  /** `node src/main.ts` as a child, unpaced, with a cursor secret of its own. */
+  const node = (env: Record<string, string>) => spawnService({ ...UNPACED_ENV, CURSOR_SECRET: 'jobs-test-secret-0123456789', ...env });
 
   /** Waits until the team holds no reservation in flight (a dead process's are given back past their deadline). */
   async function settled(stores: Stores, teamId: string): Promise<void> {

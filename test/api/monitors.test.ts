@@ -17,6 +17,8 @@ import { testBackends, type TestBackends } from '../support/backends.ts';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { PageScrape } from '../../sdk/dist/index.js';
+import { Webhook } from 'standardwebhooks';
+import { startReceiver, type Receiver, type Received } from '../support/webhook-receiver.ts';
 
 const CLI = join(import.meta.dirname, '..', '..', 'sdk', 'dist', 'cli.js');
 
@@ -103,6 +105,23 @@ async function until<T>(what: string, get: () => Promise<T>, check: (value: T) =
 const monitorEvents = async (stores: Stores, teamId: string, type?: string): Promise<AccountEvent[]> =>
   (await stores.events.list(teamId, 1000)).filter((event) => event.type.startsWith('monitor.') && (type === undefined || event.type === type));
 
+/** Webhook deliveries to loopback, retried fast, looked for often. */
+const WEBHOOKS_ENV = { WEBHOOK_ALLOW_PRIVATE: 'on', WEBHOOK_ALLOW_HTTP: 'on', WEBHOOK_RETRY_SCHEDULE: '0.3,0.3,0.3', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_POLL_MS: '50' };
+
+/** Registers a webhook of the team (POST /v1/webhooks) for the monitors' events, to `path` on the receiver; its signing secret. */
+async function subscribe(api: ReturnType<typeof client>, receiver: Receiver, path: string): Promise<string> {
+  const created = await api.call('POST', '/v1/webhooks', { url: `${receiver.origin}${path}`, events: ['monitor.changed', 'monitor.failed'] });
+  assert.equal(created.status, 201, created.text);
+  return (created.body.data as { secret: string }).secret;
+}
+
+/** The events delivered to `path`, one per `webhook-id` (retries of one event are one), each verified with the Standard Webhooks library. */
+function deliveredTo(receiver: Receiver, path: string, secret: string): { type: string; data: Json }[] {
+  const byId = new Map<string, Received>();
+  for (const request of receiver.received) if (request.path === path) byId.set(request.headers['webhook-id'] as string, request);
+  return [...byId.values()].map((request) => new Webhook(secret).verify(request.body, request.headers) as { type: string; data: Json });
+}
+
 async function ledgerMatches(stores: Stores, teamId: string): Promise<number> {
   const balance = (await stores.ledger.balance(teamId)) ?? Number.NaN;
   const entries = await stores.ledger.entries(teamId, 100_000);
@@ -118,23 +137,27 @@ describe('monitors on the embedded store', () => {
   let sandbox: RunningSandbox;
   let dir: string;
   let service: Node;
+  let receiver: Receiver;
   /** Requests the sandbox served, by path. */
   const served: string[] = [];
 
   before(async () => {
     sandbox = await startSandbox({ seed: 'monitors', portBase: 0, host: '127.0.0.1', slowMs: 1_500, observe: (answer) => served.push(answer.path) });
+    receiver = await startReceiver();
     dir = mkdtempSync(join(tmpdir(), 'monitors-'));
-    service = await node({ ...sandbox.env, DATA_DIR: dir });
+    service = await node({ ...sandbox.env, ...WEBHOOKS_ENV, DATA_DIR: dir });
   });
   after(async () => {
     await service.running.stop();
     await sandbox.close();
+    await receiver.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('unchanged runs record nothing; a changed follower count records exactly one monitor.changed replacing that path; a change outside watch records nothing; one credit per kept run', async () => {
+  test('unchanged runs send nothing; a changed follower count sends exactly one monitor.changed (a webhook, verified) replacing that path; a change outside watch sends nothing; one credit per kept run', async () => {
     const { teamId, key } = await team(service.stores, 1_000);
     const api = client(service.base, key);
+    const secret = await subscribe(api, receiver, '/changed');
     const created = await api.create({ endpoint: PROFILE, params: { username: 'lunavoss' }, interval: '1s', watch: ['/profile/subscriberCount'], label: 'luna' });
     assert.match(created.id, /^mon_/);
     assert.equal(created.interval, '1s');
@@ -145,6 +168,7 @@ describe('monitors on the embedded store', () => {
     assert.equal(oldest.patch, null, 'the first run is the baseline: no patch');
     for (const run of baseline.slice(0, -1)) assert.deepEqual([run.changed, run.patch], [false, []], 'unchanged runs have an empty patch');
     assert.deepEqual(await monitorEvents(service.stores, teamId), [], 'unchanged runs record nothing');
+    assert.deepEqual(deliveredTo(receiver, '/changed', secret), [], 'unchanged runs send nothing');
 
     let count = 0;
     sandbox.control.rewrite('snapmsg', (path, body) =>
@@ -170,12 +194,20 @@ describe('monitors on the embedded store', () => {
     const changedRun = (await api.runs(created.id)).find((run) => run.id === data.run);
     assert.deepEqual(changedRun && [changedRun.changed, changedRun.patch], [true, data.patch]);
     assert.ok((await api.monitor(created.id)).lastChangeAt);
+    // Sent through the webhook: one delivery, signed as Standard Webhooks says, the same patch.
+    const sent = await until('the monitor.changed delivered', async () => deliveredTo(receiver, '/changed', secret), (found) => found.length >= 1, 10_000);
+    assert.equal(sent.length, 1, JSON.stringify(sent));
+    assert.equal(sent[0]?.type, 'monitor.changed');
+    assert.deepEqual(sent[0]?.data, data);
+    assert.deepEqual(sent[0]?.data.patch, [{ op: 'replace', path: '/profile/subscriberCount', value: count }]);
 
     // A change outside `watch` (the display name): recorded nowhere.
     sandbox.control.rewrite('snapmsg', (path, body) => (path.includes('lunavoss') ? body.replace(COUNT, `$1${count}$3`).replaceAll('Luna Voss', 'Luna V.') : body));
     const before = (await api.runs(created.id)).length;
     const later = await until('three more runs', () => api.runs(created.id), (runs) => runs.length >= before + 3);
     assert.equal((await monitorEvents(service.stores, teamId)).length, 1, 'a change outside watch records nothing');
+    await sleep(500); // a delivery would have been sent by now (WEBHOOK_POLL_MS 50)
+    assert.equal(deliveredTo(receiver, '/changed', secret).length, 1, 'a change outside watch sends nothing');
     assert.ok(later.slice(0, 3).every((run) => !run.changed));
     sandbox.control.rewrite('snapmsg', null);
 
@@ -207,9 +239,10 @@ describe('monitors on the embedded store', () => {
     await api.call('DELETE', `/v1/monitors/${created.id}`);
   });
 
-  test('three failures in a row: one monitor.failed, runs refunded', async () => {
+  test('three failures in a row: one monitor.failed (a webhook, verified), runs refunded', async () => {
     const { teamId, key } = await team(service.stores, 100);
     const api = client(service.base, key);
+    const secret = await subscribe(api, receiver, '/failed');
     sandbox.control.down('linkpage-b');
     try {
       const created = await api.create({ endpoint: '/v1/linkpage-b/page', params: { url: 'https://linkpage-b.example/lunavoss' }, interval: '1s' });
@@ -226,6 +259,19 @@ describe('monitors on the embedded store', () => {
       }
       await sleep(1_200);
       assert.equal(await ledgerMatches(service.stores, teamId), 100, 'every failed run refunded');
+      // Each run that reserved its credit was refunded it: a refund per charge, naming a failed run.
+      const runIds = new Set((await service.stores.monitors.runs(teamId, created.id, 1_000)).map((run) => run.requestId));
+      const entries = await service.stores.ledger.entries(teamId, 10_000);
+      const charged = entries.filter((entry) => entry.reason === 'charge').map((entry) => entry.requestId);
+      const refunded = entries.filter((entry) => entry.reason === 'refund').map((entry) => entry.requestId);
+      assert.ok(charged.length >= 3, `the failed runs reserved their credit (${charged.length})`);
+      assert.deepEqual([...refunded].sort(), [...charged].sort(), 'every credit reserved was refunded');
+      assert.ok(charged.every((id) => id !== null && runIds.has(id)), 'each charge and refund is a run’s');
+      const sent = await until('the monitor.failed delivered', async () => deliveredTo(receiver, '/failed', secret), (found) => found.length >= 1, 10_000);
+      await sleep(500);
+      assert.equal(deliveredTo(receiver, '/failed', secret).length, 1, 'one monitor.failed sent for the streak');
+      assert.equal(sent[0]?.type, 'monitor.failed');
+      assert.deepEqual(sent[0]?.data, failed[0]?.data);
     } finally {
       sandbox.control.down('linkpage-b', false);
     }
@@ -242,6 +288,7 @@ describe('monitors on the embedded store', () => {
       assert.equal(run.error?.code, 'INSUFFICIENT_CREDITS');
     }
     assert.equal(await ledgerMatches(service.stores, teamId), 0);
+    assert.deepEqual((await service.stores.ledger.entries(teamId, 1_000)).filter((entry) => entry.reason !== 'topup'), [], 'a skipped run reserves nothing');
     assert.deepEqual(await monitorEvents(service.stores, teamId), []);
     await api.call('DELETE', `/v1/monitors/${created.id}`);
   });

@@ -3,7 +3,6 @@
 // with the Standard Webhooks library; the retry schedule shortened. Registration refusals are
 // checked with the guard strict and an injected resolver: nothing connects anywhere.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import type { LookupAddress } from 'node:dns';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,11 +12,11 @@ import { Webhook } from 'standardwebhooks';
 import { generateKey } from '../../src/server/keys.ts';
 import { openSqliteStores } from '../../src/store/sqlite/index.ts';
 import type { Resolver } from '../../src/webhooks/guard.ts';
+import { spawnService } from '../support/child-service.ts';
 import { startReceiver, type Receiver, type Received } from '../support/webhook-receiver.ts';
 import { byId, startHarness, type Harness } from './harness.ts';
 import { keyMadeBy, success, until, urlOf, variantQuery } from './support.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const SCHEDULE_MS = [300, 300, 300];
 const TIMEOUT_MS = 1_000;
 const delivery = { retryScheduleMs: SCHEDULE_MS, disableAfterMs: 5 * 86_400_000, timeoutMs: TIMEOUT_MS, pollMs: 50 };
@@ -355,33 +354,15 @@ describe('webhooks: the service killed with deliveries pending', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const serve = () => {
-    const { CURSOR_SECRET: _secret, METRICS_TOKEN: _token, DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
-    const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', 'src/main.ts'], {
-      cwd: ROOT,
-      env: {
-        ...inherited,
-        DATA_DIR: dir,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        WEBHOOK_ALLOW_PRIVATE: 'on',
-        WEBHOOK_ALLOW_HTTP: 'on',
-        WEBHOOK_RETRY_SCHEDULE: '0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3',
-        WEBHOOK_TIMEOUT_MS: '1000',
-        WEBHOOK_POLL_MS: '50',
-      },
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  const serve = () =>
+    spawnService({
+      DATA_DIR: dir,
+      WEBHOOK_ALLOW_PRIVATE: 'on',
+      WEBHOOK_ALLOW_HTTP: 'on',
+      WEBHOOK_RETRY_SCHEDULE: '0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3,0.3',
+      WEBHOOK_TIMEOUT_MS: '1000',
+      WEBHOOK_POLL_MS: '50',
     });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const listening = new Promise<string>((resolve, reject) => {
-      child.on('message', (message: { listening?: string }) => (message.listening ? resolve(message.listening) : undefined));
-      child.once('exit', () => reject(new Error(`the service exited: ${stderr}`)));
-    });
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    return { child, listening, exited };
-  };
 
   test('every delivery arrives after a restart', async () => {
     const setup = openSqliteStores({ path: join(dir, 'service.db') });

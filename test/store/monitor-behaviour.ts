@@ -160,6 +160,22 @@ export function monitorBehaviour(name: string, open: OpenMonitorStores): void {
         assert.equal(next?.lastGoodAt, T0 - 5_000);
       }));
 
+    test("renew moves a run's lock deadline, for the lock's owner only: a renewed run is not taken by another node; a lapsed one is, and its renewal then fails", () =>
+      withStores(async (s, teamId, fresh) => {
+        const m = await s.monitors.create(fresh({ nextRunAt: T0 }), 10);
+        assert.ok(m);
+        const claim = await s.monitors.claimDue('node-a', T0, T0 + 15_000);
+        assert.equal(claim?.monitor.id, m.id);
+        assert.equal(await s.monitors.renew(m.id, 'node-a', T0 + 25_000), true);
+        assert.equal(await s.monitors.renew(m.id, 'node-b', T0 + 99_000), false, 'only the owner renews');
+        assert.equal(await s.monitors.claimDue('node-b', T0 + 20_000, T0 + 35_000), null, 'held past its first deadline');
+        assert.equal(await s.monitors.claimNow(teamId, m.id, 'node-b', T0 + 20_000, T0 + 35_000), 'running');
+        const taken = await s.monitors.claimDue('node-b', T0 + 25_001, T0 + 40_000);
+        assert.equal(taken?.monitor.id, m.id, 'taken once the renewed deadline has passed');
+        assert.equal(await s.monitors.renew(m.id, 'node-a', T0 + 50_000), false, 'the lapsed owner renews nothing');
+        assert.equal(await s.monitors.renew('mon_unknown', 'node-b', T0 + 50_000), false);
+      }));
+
     test("finish keeps the run's credit in the same transaction; a reservation already refunded records the run uncharged; an unrecorded run keeps nothing", () =>
       withStores(async (s, teamId, fresh) => {
         const m = await s.monitors.create(fresh(), 10);

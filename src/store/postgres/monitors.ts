@@ -32,6 +32,7 @@ const SQL = {
              WHERE team_id = $3 AND id = $4 AND (locked_until IS NULL OR locked_until < $5)
              RETURNING ${CLAIMED}`,
   exists: 'SELECT 1 AS one FROM monitors WHERE team_id = $1 AND id = $2',
+  renew: 'UPDATE monitors SET locked_until = $1 WHERE id = $2 AND lock_owner = $3',
   owned: 'SELECT team_id, consecutive_failures, failure_alerted FROM monitors WHERE id = $1 AND lock_owner = $2 FOR UPDATE',
   insertRun: `INSERT INTO monitor_runs (${RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (monitor_id, at) DO NOTHING`,
   finish: `UPDATE monitors SET lock_owner = NULL, locked_until = NULL,
@@ -123,6 +124,10 @@ export function monitorStore(db: Db): MonitorStore {
       const row = (await query(SQL.claimNow, [owner, Math.trunc(lockedUntil), teamId, id, Math.trunc(now)])).rows[0];
       if (row) return { ...toClaim(row, owner), slot: Math.trunc(now) };
       return (await query(SQL.exists, [teamId, id])).rows[0] ? 'running' : null;
+    },
+
+    async renew(monitorId, owner, lockedUntil) {
+      return ((await query(SQL.renew, [Math.trunc(lockedUntil), monitorId, owner])).rowCount ?? 0) === 1;
     },
 
     async finish(monitorId, owner, outcome) {

@@ -28,6 +28,7 @@ const SQL = {
              WHERE team_id = ? AND id = ? AND (locked_until IS NULL OR locked_until < ?)
              RETURNING ${CLAIMED}`,
   exists: 'SELECT 1 AS one FROM monitors WHERE team_id = ? AND id = ?',
+  renew: 'UPDATE monitors SET locked_until = ? WHERE id = ? AND lock_owner = ?',
   anyDue: "SELECT 1 AS one FROM monitors WHERE status = 'active' AND next_run_at <= ? AND (locked_until IS NULL OR locked_until < ?) LIMIT 1",
   insertRun: `INSERT INTO monitor_runs (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (monitor_id, at) DO NOTHING`,
   owned: 'SELECT team_id, consecutive_failures, failure_alerted FROM monitors WHERE id = ? AND lock_owner = ?',
@@ -125,6 +126,10 @@ export function monitorStore(c: Connection): MonitorStore {
         if (row) return { ...toClaim(row, owner), slot: Math.trunc(now) };
         return st.exists.get(teamId, id) ? 'running' : null;
       });
+    },
+
+    async renew(monitorId, owner, lockedUntil) {
+      return c.tx(() => Number(st.renew.run(Math.trunc(lockedUntil), monitorId, owner).changes) === 1);
     },
 
     async finish(monitorId, owner, outcome) {

@@ -20,7 +20,7 @@ import { comparable, diff, watched } from './diff.ts';
 import { nextSlot } from './schedule.ts';
 
 /** What the scheduling needs of the store. */
-export type MonitorClaims = Pick<MonitorStore, 'claimDue' | 'claimNow' | 'finish'>;
+export type MonitorClaims = Pick<MonitorStore, 'claimDue' | 'claimNow' | 'renew' | 'finish'>;
 
 export interface MonitorSettings {
   /** The shortest interval (MONITOR_MIN_INTERVAL_S). */
@@ -33,9 +33,14 @@ export interface MonitorSettings {
   tickMs: number;
   /** Runs at once on this process (MONITOR_CONCURRENCY). */
   concurrency: number;
+  /**
+   * How long a run's claim holds without renewal (MONITOR_LOCK_MS); renewed every third of it
+   * while the run goes on, so a node that dies mid-run holds its monitor this long at most.
+   */
+  lockMs: number;
 }
 
-export const DEFAULT_MONITOR_SETTINGS: MonitorSettings = { minIntervalS: 900, maxPerTeam: 100, runRetentionDays: 30, tickMs: 1_000, concurrency: 16 };
+export const DEFAULT_MONITOR_SETTINGS: MonitorSettings = { minIntervalS: 900, maxPerTeam: 100, runRetentionDays: 30, tickMs: 1_000, concurrency: 16, lockMs: 15_000 };
 
 /** Failures in a row that record `monitor.failed` (once per streak). */
 export const FAILURE_THRESHOLD = 3;
@@ -49,8 +54,6 @@ export interface RunnerOptions {
   log: FastifyBaseLogger;
   now: () => number;
   settings: MonitorSettings;
-  /** How long a run holds its monitor: a live scrape's budget and margin. */
-  lockMs: number;
   /** Keeps the request record of a run's scrape. */
   addRecord: (record: RequestRecord) => void;
 }
@@ -97,7 +100,7 @@ export class MonitorRunner {
       while (!this.#stopped && this.#running.size < this.#o.settings.concurrency) {
         const owner = newId('run');
         const now = this.#o.now();
-        const claim = await this.#o.store.claimDue(owner, now, now + this.#o.lockMs);
+        const claim = await this.#o.store.claimDue(owner, now, now + this.#o.settings.lockMs);
         if (!claim) break;
         this.#track(this.run(claim));
       }
@@ -120,7 +123,7 @@ export class MonitorRunner {
   /** A run asked for now: the run, `running` when one is in progress, null when the team has no such monitor. */
   async runNow(teamId: string, id: string): Promise<MonitorRun | 'running' | null> {
     const now = this.#o.now();
-    const claim = await this.#o.store.claimNow(teamId, id, newId('run'), now, now + this.#o.lockMs);
+    const claim = await this.#o.store.claimNow(teamId, id, newId('run'), now, now + this.#o.settings.lockMs);
     if (claim === null || claim === 'running') return claim;
     return this.#track(this.run(claim));
   }
@@ -139,6 +142,16 @@ export class MonitorRunner {
     let patch: Operation[] | null = null;
     let data: string | undefined;
     let reservationId: string | null = null;
+    // The claim is renewed while the scrape goes on: it outlasts a live run however long, and a
+    // node that dies mid-run lets the others take the monitor MONITOR_LOCK_MS later, not more.
+    const { lockMs } = this.#o.settings;
+    const renewal = setInterval(() => {
+      this.#o.store.renew(monitor.id, claim.owner, now() + lockMs).then(
+        (held) => (held ? undefined : log.warn('monitor run no longer holds its monitor (deleted, or its claim lapsed)')),
+        (storeError: unknown) => log.warn({ err: storeError }, 'monitor run claim not renewed'),
+      );
+    }, Math.max(250, Math.floor(lockMs / 3)));
+    renewal.unref();
     try {
       if (!runtime) throw new ApiError('NOT_FOUND', `The endpoint ${monitor.endpoint} no longer exists.`);
       const checked = runtime.query.check(monitor.params);
@@ -157,6 +170,8 @@ export class MonitorRunner {
     } catch (caught) {
       error = caught instanceof ApiError ? caught : new ApiError('INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with the run.');
       if (!(caught instanceof ApiError)) log.error({ err: caught }, 'monitor run failed unexpectedly');
+    } finally {
+      clearInterval(renewal);
     }
     const finishedAt = now();
     const changed = patch !== null && patch.length > 0;
