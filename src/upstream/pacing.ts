@@ -109,6 +109,9 @@ class EgressPace {
     if (this.#queue.length >= this.#queueMax) return Promise.reject(this.#refuse(`too many requests to ${this.#platform} are waiting`, turn - now));
     if (turn > deadline) return Promise.reject(this.#refuse(`${this.#platform} is paced and this request's turn would come too late`, turn - now));
     return new Promise((resolve, reject) => {
+      // Set once this call has left the request in the queue: only then does its start count as
+      // a wait (a start within this call is at once, however the clock moved meanwhile).
+      let queued = false;
       const leave = () => {
         clearTimeout(late);
         signal.removeEventListener('abort', onAbort);
@@ -119,10 +122,9 @@ class EgressPace {
         deadline,
         start: () => {
           leave();
-          const waited = Date.now() - now;
-          if (waited > 0) {
+          if (queued) {
             this.waits += 1;
-            this.waitedMs += waited;
+            this.waitedMs += Date.now() - now;
           }
           resolve(this.#release());
         },
@@ -137,6 +139,7 @@ class EgressPace {
       signal.addEventListener('abort', onAbort, { once: true });
       this.#queue.push(waiter);
       this.#pump();
+      queued = true;
     });
   }
 

@@ -91,3 +91,17 @@ test('the pace holds per proxy across nodes: 2 proxies at 10 starts a second car
   assert.equal(slots.filter((slot) => slot.egress === proxies[0]).length, 5, 'each proxy took half');
   assert.ok(took >= 380 && took < 900, `took ${took} ms (one address alone: about 900 ms)`);
 });
+
+test('a turn that comes at once is not a wait (the round trips to Redis are not); one that had to wait for a slot is', async () => {
+  const [a] = await nodes({ maxConcurrency: 1, maxRps: 0 });
+  const deadline = Date.now() + 5_000;
+  const proxy = 'http://127.0.0.1:1001';
+  const waitsOf = () => a.states().find((state) => state.egress === proxy)?.waits;
+  const first = await a.take('shop', [proxy], deadline, never);
+  assert.equal(waitsOf(), 0, 'a free slot taken at once');
+  const waiting = a.take('shop', [proxy], deadline, never);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  first.release();
+  (await waiting).release();
+  assert.equal(waitsOf(), 1, 'the second waited for the first');
+});

@@ -110,3 +110,18 @@ test('/metrics shows the queue depth, the slots in use and the waits per egress'
   const waited = Number(new RegExp(`api_upstream_pace_wait_seconds_total${labels.replace(/[{}.]/g, '\\$&')} ([0-9.e-]+)`).exec(text)?.[1]);
   assert.ok(waited >= 0.02 && waited < 1, `waited ${waited} s`);
 });
+
+test('a request that starts at once is not counted as a wait, however far the clock moved meanwhile', async (t: TestContext) => {
+  // A clock that moves 1 ms at every reading: a busy machine crossing a millisecond between
+  // queueing a request and starting it in the same call.
+  let clock = Date.now();
+  t.mock.method(Date, 'now', () => (clock += 1));
+  const pacer = new LocalPacer(() => ({ maxConcurrency: 2, maxRps: 0 }), 10);
+  const never = new AbortController().signal;
+  const slot = await pacer.take('shop', ['http://127.0.0.1:1001'], clock + 5_000, never);
+  slot.release();
+  assert.deepEqual(
+    pacer.states().map((state) => [state.waits, state.waitedSeconds]),
+    [[0, 0]],
+  );
+});

@@ -111,6 +111,9 @@ export class RedisPacer implements Pacer {
     const waitingOn = egresses.map((egress) => this.#state(platform, egress));
     for (const state of waitingOn) state.waiting += 1;
     let release = () => {};
+    // Set when the turn did not come at once (no free slot yet, or the pace's wait): only then
+    // is the take a wait. The round trips to Redis alone are not.
+    let queued = false;
     try {
       for (;;) {
         const now = Date.now();
@@ -118,6 +121,7 @@ export class RedisPacer implements Pacer {
         const [index, wait] = await this.#call(() => this.#redis.paceTakeFirst(keys.length, ...keys, now, maxConcurrency, deadline + 1_000, id, maxRps > 0 ? 1000 / maxRps : 0, deadline - now));
         if (wait === -1) throw refuse(`${platform} is paced and this request's turn would come too late`);
         if (wait === -2) {
+          queued = true;
           await sleep(Math.min(POLL_MS, deadline - now), signal);
           continue;
         }
@@ -132,11 +136,13 @@ export class RedisPacer implements Pacer {
           if (maxConcurrency > 0) this.#call(() => this.#redis.zrem(leases, id)).catch(() => {}); // else it lapses at the deadline
         };
         state.active += 1;
-        if (wait > 0) await sleep(wait, signal);
-        const waited = Date.now() - from;
-        if (waited > 0) {
+        if (wait > 0) {
+          queued = true;
+          await sleep(wait, signal);
+        }
+        if (queued) {
           state.waits += 1;
-          state.waitedSeconds += waited / 1000;
+          state.waitedSeconds += (Date.now() - from) / 1000;
         }
         return { egress, release };
       }
