@@ -70,7 +70,7 @@ export class PageScrape extends EndpointMethods {
   readonly #fetch: typeof fetch;
   readonly #defaults: typeof DEFAULTS;
   /** The team's webhook endpoints (`/v1/webhooks`). */
-  readonly webhooks = new Webhooks((method, path, body, options) => this.#send(method, path, body, options));
+  readonly webhooks = new Webhooks((method, path, body, options) => this.send(method, path, body, {}, options));
   /** Monitors: pages watched on a schedule, each change a JSON Patch (`client.monitors.create({ … })`). */
   /** Batch jobs: `create`, `get`, `list`, `cancel`, `retry`, `wait`, `results`. */
   readonly jobs: Jobs = new Jobs(this);
@@ -93,8 +93,8 @@ export class PageScrape extends EndpointMethods {
   }
 
   /**
-   * Sends a request other than a scrape (a monitor's or a batch job's creation, change, deletion
-   * or run) and answers its `data` and `meta`. A POST carries an `Idempotency-Key` (the caller's
+   * Sends a request other than a scrape (a webhook's, a monitor's or a batch job's creation,
+   * change, deletion or run) and answers its `data` and `meta`. A POST carries an `Idempotency-Key` (the caller's
    * `idempotencyKey`, else one made here) kept across its own retries, so that every failure may be retried without doing it twice (PATCH and
    * DELETE are safe to repeat by their nature); retries as `get` does.
    */
@@ -226,31 +226,6 @@ export class PageScrape extends EndpointMethods {
     for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== null) search.append(name, String(value));
     const encoded = search.toString();
     return `${this.baseUrl}${path}${encoded ? `?${encoded}` : ''}`;
-  }
-
-  /**
-   * A request other than a scrape's GET (the webhook endpoints): retried only when nothing was
-   * done, a 429 answer or a connection refused before the request was sent.
-   */
-  async #send<D>(method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, options: RequestOptions): Promise<ApiResponse<D>> {
-    const maxRetries = options.maxRetries ?? this.#defaults.maxRetries;
-    const call: Call = { method, url: `${this.baseUrl}${path}`, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
-    for (let attempt = 0; ; attempt++) {
-      options.signal?.throwIfAborted();
-      let error: PageScrapeError;
-      try {
-        return (await this.#attempt(call, options)) as ApiResponse<D>;
-      } catch (caught) {
-        if (!(caught instanceof PageScrapeError)) throw caught;
-        error = caught;
-      }
-      const retryable = error instanceof ConnectionError ? !error.mayHaveReached : error.status === 429 || (method === 'GET' && RETRYABLE_STATUSES.has(error.status));
-      if (!retryable || attempt >= maxRetries) throw error;
-      const delay = this.#delay(error, attempt);
-      if (delay === null) throw error;
-      options.onRetry?.({ error, retry: attempt + 1, maxRetries, delayMs: delay });
-      await sleep(delay, options.signal);
-    }
   }
 
   /** One request: answers the envelope, or throws a `PageScrapeError` (or the signal's reason). */

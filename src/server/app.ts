@@ -188,6 +188,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Before the stores close (they close after the app): attempts in flight are freed.
     app.addHook('onClose', async () => dispatcher.stop());
   }
+  // What the webhook routes and pages need beside the stores.
+  const webhookContext = { guard, resolver, nudge: () => dispatcher?.nudge() };
   const runtimes = compileEndpoints(options.endpoints);
   // Monitors' runs: the loop starts with the service and, at its close, stops taking runs and
   // waits for those in progress (before the request records are written for the last time).
@@ -220,9 +222,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onReady', async () => runner.start());
   app.addHook('preClose', async () => runner.stop());
   await app.register(routesPlugin, {
-    webhooks: { guard, resolver, nudge: () => dispatcher?.nudge() },
-    monitors: { runner: monitorRunner, settings: monitorSettings, runtimes: runtimesByPath },
-    runtimes: runtimes.values(),
+    webhooks: webhookContext,
+    monitors: { runner: monitorRunner, settings: monitorSettings },
+    byPath: runtimesByPath,
     runner,
     maxActiveJobs: jobs.maxActivePerTeam ?? 10,
     scraper,
@@ -243,7 +245,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     publicBaseUrl: options.publicBaseUrl,
     baseUrl: () => options.publicBaseUrl ?? listeningUrl(app) ?? 'http://127.0.0.1',
     callAs: (keyId, url) => getInProcess(app, url, door.asKey(keyId)),
-    webhooks: { guard, resolver, nudge: () => dispatcher?.nudge() },
+    webhooks: webhookContext,
   });
   return app;
 }

@@ -104,6 +104,36 @@ describe('webhooks: registration and management', () => {
     assert.equal(await h.balance(), before);
   });
 
+  test('every POST takes an Idempotency-Key: a repeat is the first answer replayed, the same key for another body is refused', async () => {
+    const send = (url: string, key: string, body?: unknown) =>
+      h.app.inject({
+        method: 'POST',
+        url,
+        headers: { 'x-api-key': h.key, 'idempotency-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+      });
+    const count = async () => (JSON.parse((await call(h, 'GET', '/v1/webhooks', h.key)).body) as { data: { webhooks: Json[] } }).data.webhooks.length;
+    const before = await count();
+    const body = { url: 'https://hooks.example/once', events: ['*'] };
+    const first = await send('/v1/webhooks', 'create-once', body);
+    const again = await send('/v1/webhooks', 'create-once', body);
+    assert.equal(first.statusCode, 201, first.body);
+    assert.equal(again.statusCode, 201);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(again.body, first.body, 'the same answer, byte for byte');
+    assert.equal(await count(), before + 1, 'one webhook made');
+    const reused = await send('/v1/webhooks', 'create-once', { ...body, url: 'https://hooks.example/other' });
+    assert.equal(reused.statusCode, 422);
+    assert.equal((JSON.parse(reused.body) as { error: { code: string } }).error.code, 'IDEMPOTENCY_KEY_REUSED');
+    // A POST without a body is fingerprinted by its path: the same key on another webhook is another request.
+    const { id } = (JSON.parse(first.body) as { data: Created }).data;
+    const rotated = await send(`/v1/webhooks/${id}/rotate-secret`, 'rotate-once');
+    const rotatedAgain = await send(`/v1/webhooks/${id}/rotate-secret`, 'rotate-once');
+    assert.equal(rotatedAgain.headers['idempotent-replayed'], 'true');
+    assert.equal(rotatedAgain.body, rotated.body, 'rotated once: the same new secret');
+    assert.equal((await call(h, 'DELETE', `/v1/webhooks/${id}`, h.key)).statusCode, 200);
+  });
+
   test('refuses, with 422 and a clear message, every URL that could reach inside the network', async () => {
     for (const url of [
       'http://169.254.169.254/',

@@ -218,6 +218,7 @@ export function webhookRouteSchema(action: WebhookAction): Record<string, unknow
     ...(param ? { params: action.params } : {}),
     ...(action.query ? { querystring: action.query } : {}),
     ...(action.body ? { body: { ...action.body, examples: [action.example.body] } } : {}),
+    ...(action.method === 'POST' ? { headers: IdempotencyHeader } : {}),
     response: responses,
   };
 }
@@ -252,7 +253,8 @@ export function jobRouteSchema(route: JobEndpoint): Record<string, unknown> {
     tags: [JOBS_TAG.name],
     ...(hasId ? { params: route.params } : {}),
     ...(Object.keys(route.query.properties).length > 0 ? { querystring: route.query } : {}),
-    ...(route.body ? { body: route.body, headers: IdempotencyHeader } : {}),
+    ...(route.body ? { body: route.body } : {}),
+    ...(route.method === 'POST' ? { headers: IdempotencyHeader } : {}),
     response: responses,
   };
 }
@@ -300,7 +302,7 @@ export function monitorRouteSchema(operation: MonitorOperation): Record<string, 
     tags: [MONITORS_TAG.name],
     ...(hasId ? { params: operation.params } : {}),
     ...(Object.keys(operation.query.properties).length > 0 ? { querystring: operation.query } : {}),
-    ...(operation.idempotent ? { headers: IdempotencyHeader } : {}),
+    ...(operation.method === 'POST' ? { headers: IdempotencyHeader } : {}),
     ...(operation.body ? { body: { ...operation.body, examples: [operation.example.body] } } : {}),
     response: responses,
   };

@@ -3,12 +3,12 @@
 // query rules at Fastify's validation stage (every problem reported at once, the canonical
 // query handed to the handler), then the scrape (under its Idempotency-Key when it has one), or
 // the account endpoint's answer.
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { accountChanges, routePath } from '../../account/changes.ts';
 import { accountEndpoints } from '../../account/endpoints.ts';
 import { BodyValidator } from '../body.ts';
 import type { RawQuery } from '../../endpoints/types.ts';
-import type { Stores } from '../../store/types.ts';
+import type { KeptAnswer, Stores } from '../../store/types.ts';
 import type { CursorSealer } from '../cursors.ts';
 import { JSON_TYPE } from '../errors.ts';
 import { PlainQueryValidator, queryAjv, type ParsedQuery } from '../query.ts';
@@ -32,7 +32,8 @@ declare module 'fastify' {
 }
 
 export interface RoutesOptions {
-  runtimes: Iterable<EndpointRuntime>;
+  /** The scraping endpoints by path (a job's or a monitor's request names one). */
+  byPath: ReadonlyMap<string, EndpointRuntime>;
   scraper: ScrapeService;
   /** Requests that carry an `Idempotency-Key`. */
   idempotency: IdempotentRequests;
@@ -49,14 +50,14 @@ export interface RoutesOptions {
   runner: JobRunner;
   /** Queued or running jobs a team may have. */
   maxActiveJobs: number;
-  monitors: { runner: MonitorRunner; settings: MonitorSettings; runtimes: ReadonlyMap<string, EndpointRuntime> };
+  monitors: { runner: MonitorRunner; settings: MonitorSettings };
 }
 
 // Responses are composed by the scrape (data serialised once, before it is stored); the
 // response schemas serve the OpenAPI document only.
 const plainSerializer = () => (payload: unknown) => JSON.stringify(payload);
 
-export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { runtimes, scraper, idempotency, sealer, stores, now, keyUseFlushMs, door, webhooks, monitors, runner, maxActiveJobs }) => {
+export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { byPath, scraper, idempotency, sealer, stores, now, keyUseFlushMs, door, webhooks, monitors, runner, maxActiveJobs }) => {
   // Before authentication, so that refused requests are counted under their endpoint too.
   api.addHook('onRequest', (request, _reply, done) => {
     // routeOptions is built anew at each read: read once.
@@ -67,10 +68,8 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
   });
   await api.register(authPlugin, { door, now, keyUseFlushMs });
 
-  const byPath = new Map<string, EndpointRuntime>();
-  for (const runtime of runtimes) {
+  for (const runtime of byPath.values()) {
     const { endpoint } = runtime;
-    byPath.set(endpoint.path, runtime);
     api.get<{ Querystring: ParsedQuery }>(
       endpoint.path,
       {
@@ -118,6 +117,20 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
     );
   }
 
+  /**
+   * Sends the answer `answer` makes; a POST that carries an `Idempotency-Key` is answered
+   * through it (its fingerprint: method, path and body as canonical JSON), so that every POST
+   * of the API may be sent again safely, whatever it does.
+   */
+  const answerOnce = async (request: FastifyRequest, reply: FastifyReply, answer: () => Promise<KeptAnswer>): Promise<FastifyReply> => {
+    const header = request.headers[IDEMPOTENCY_HEADER];
+    if (request.method === 'POST' && header !== undefined) {
+      const scope = { teamId: request.caller.team.id, test: request.caller.test, key: idempotencyKeyOf(header) };
+      await idempotency.answer(scope, bodyFingerprint(request.method, request.url.split('?')[0] ?? '', request.body ?? null), request, reply, answer);
+    } else sendAnswer(reply, await answer());
+    return reply;
+  };
+
   for (const change of accountChanges) {
     const body = new BodyValidator(change.body, ajv);
     api.route<{ Params: Record<string, string>; Body: Record<string, unknown> }>({
@@ -150,14 +163,13 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
       serializerCompiler: plainSerializer,
       handler: async (request, reply) => {
         const { caller } = request;
-        const data = await action.apply(
-          { params: request.params, body: request.body ?? {}, query: request.query ?? {} },
-          { caller, stores, sealer, now: now(), ...webhooks },
-        );
-        return reply
-          .code(action.status)
-          .header('content-type', JSON_TYPE)
-          .send(JSON.stringify({ data, meta: freeMeta(request.id, caller) }));
+        return answerOnce(request, reply, async () => {
+          const data = await action.apply(
+            { params: request.params, body: request.body ?? {}, query: request.query ?? {} },
+            { caller, stores, sealer, now: now(), ...webhooks },
+          );
+          return { status: action.status, body: Buffer.from(JSON.stringify({ data, meta: freeMeta(request.id, caller) })), location: null };
+        });
       },
     });
   }
@@ -177,16 +189,12 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
       handler: async (request, reply) => {
         const { caller } = request;
         const context = { caller, stores, scraper, runner, runtimes: byPath, maxActivePerTeam: maxActiveJobs, now: now() };
-        const header = request.headers[IDEMPOTENCY_HEADER];
-        if (route.body && header !== undefined) {
-          const key = idempotencyKeyOf(header);
-          await idempotency.answer({ teamId: caller.team.id, test: caller.test, key }, bodyFingerprint(route.method, route.path, request.body), request, reply, () =>
-            captureAnswer(reply, () => route.handle(request, reply, context)),
-          );
+        // A GET may stream (the results' NDJSON): it sends its own answer.
+        if (route.method === 'GET') {
+          await route.handle(request, reply, context);
           return reply;
         }
-        await route.handle(request, reply, context);
-        return reply;
+        return answerOnce(request, reply, () => captureAnswer(reply, () => route.handle(request, reply, context)));
       },
     });
   }
@@ -207,7 +215,7 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
         const answer = async () => {
           const result = await operation.apply(
             { params: request.params, query: request.query, body: request.body ?? {} },
-            { caller, stores, runner: monitors.runner, settings: monitors.settings, runtimes: monitors.runtimes, now: now() },
+            { caller, stores, runner: monitors.runner, settings: monitors.settings, runtimes: byPath, now: now() },
           );
           const charged = result.creditsCharged ?? 0;
           request.state.outcome.creditsCharged = charged;
@@ -215,14 +223,7 @@ export const routesPlugin: FastifyPluginAsync<RoutesOptions> = async (api, { run
           const meta = { ...freeMeta(request.id, caller), creditsCharged: charged, creditsRemaining: remaining };
           return { status: operation.status, body: Buffer.from(JSON.stringify({ data: result.data, meta })), location: result.location ?? null };
         };
-        const header = request.headers[IDEMPOTENCY_HEADER];
-        if (operation.idempotent && header !== undefined) {
-          const key = idempotencyKeyOf(header);
-          await idempotency.answer({ teamId: caller.team.id, test: caller.test, key }, bodyFingerprint(operation.method, request.url.split('?')[0] ?? '', request.body ?? null), request, reply, answer);
-          return reply;
-        }
-        sendAnswer(reply, await answer());
-        return reply;
+        return answerOnce(request, reply, answer);
       },
     });
   }

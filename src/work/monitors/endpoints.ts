@@ -44,8 +44,6 @@ export interface MonitorOperation {
   data: TSchema;
   /** 201 for a creation. */
   status: 200 | 201;
-  /** Whether an `Idempotency-Key` is accepted (every POST). */
-  idempotent: boolean;
   example: { params: Record<string, string>; query: Record<string, string>; body: Record<string, unknown> | null };
   apply: (input: { params: Record<string, string>; query: Record<string, string>; body: Record<string, unknown> }, context: MonitorContext) => Promise<{ data: unknown; location?: string; creditsCharged?: number }>;
 }
@@ -259,7 +257,6 @@ const create: MonitorOperation = {
   body: CreateBody,
   data: MonitorView,
   status: 201,
-  idempotent: true,
   example: { params: {}, query: {}, body: { endpoint: '/v1/snapmsg/profile', params: { username: 'lunavoss' }, interval: '1h', watch: ['/profile/subscriberCount'], label: 'Luna' } },
   async apply({ body }, { caller, stores, settings, runtimes, now }) {
     const given = body as Static<typeof CreateBody>;
@@ -298,7 +295,6 @@ const list: MonitorOperation = {
   body: null,
   data: Obj({ monitors: Type.Array(MonitorView), paging: Paging }),
   status: 200,
-  idempotent: false,
   example: { params: {}, query: { limit: '20' }, body: null },
   async apply({ query }, { caller, stores }) {
     const { limit, cursor } = pageOf(query);
@@ -321,7 +317,6 @@ const show: MonitorOperation = {
   body: null,
   data: MonitorView,
   status: 200,
-  idempotent: false,
   example: { params: { id: 'mon_3q2VbX9kT0mW7yZ1aC4dE6fG' }, query: {}, body: null },
   async apply({ params }, { caller, stores }) {
     const found = await stores.monitors.get(caller.team.id, params.id as string);
@@ -342,7 +337,6 @@ const update: MonitorOperation = {
   body: UpdateBody,
   data: MonitorView,
   status: 200,
-  idempotent: false,
   example: { params: { id: 'mon_3q2VbX9kT0mW7yZ1aC4dE6fG' }, query: {}, body: { status: 'paused' } },
   async apply({ params, body }, { caller, stores, settings, now }) {
     const id = params.id as string;
@@ -382,7 +376,6 @@ const remove: MonitorOperation = {
   body: null,
   data: Obj({ id: Str(), deleted: Bool() }),
   status: 200,
-  idempotent: false,
   example: { params: { id: 'mon_3q2VbX9kT0mW7yZ1aC4dE6fG' }, query: {}, body: null },
   async apply({ params }, { caller, stores }) {
     const id = params.id as string;
@@ -402,7 +395,6 @@ const runs: MonitorOperation = {
   body: null,
   data: Obj({ runs: Type.Array(RunView), paging: Paging }),
   status: 200,
-  idempotent: false,
   example: { params: { id: 'mon_3q2VbX9kT0mW7yZ1aC4dE6fG' }, query: { limit: '20' }, body: null },
   async apply({ params, query }, { caller, stores }) {
     const id = params.id as string;
@@ -428,7 +420,6 @@ const runNow: MonitorOperation = {
   body: null,
   data: RunView,
   status: 200,
-  idempotent: true,
   example: { params: { id: 'mon_3q2VbX9kT0mW7yZ1aC4dE6fG' }, query: {}, body: null },
   async apply({ params }, { caller, runner }) {
     const id = params.id as string;
