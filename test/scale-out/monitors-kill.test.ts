@@ -56,13 +56,38 @@ async function runsMadeBy(node: Node): Promise<number> {
   return total;
 }
 
+/**
+ * Starts `count` service processes over one schema made first (MIGRATE=auto once), each with its
+ * own data directory; `stop` ends the survivors and removes what they made.
+ */
+async function startNodes(count: number, env: Record<string, string>): Promise<{ stores: Stores; nodes: Node[]; stop: () => Promise<void> }> {
+  const dirs: string[] = [];
+  const dir = () => {
+    const made = mkdtempSync(join(tmpdir(), 'monitors-kill-'));
+    dirs.push(made);
+    return made;
+  };
+  const stores = await openStores(loadConfig({ ...env, DATA_DIR: dir(), MIGRATE: 'auto' }));
+  // Started at the same time, over the schema made above.
+  const services = Array.from({ length: count }, () => spawnService({ ...env, DATA_DIR: dir(), MIGRATE: 'off' }));
+  const nodes: Node[] = [];
+  for (const service of services) nodes.push({ service, base: await service.listening, killed: false });
+  const stop = async () => {
+    for (const node of nodes) if (!node.killed) node.service.child.kill('SIGTERM');
+    await Promise.all(nodes.map((node) => node.service.exited));
+    await stores.close();
+    for (const made of dirs) rmSync(made, { recursive: true, force: true });
+  };
+  return { stores, nodes, stop };
+}
+
 describe('monitors on three service processes sharing PostgreSQL, one SIGKILLed between slots', () => {
   let backends: TestBackends;
   let sandbox: RunningSandbox;
   let receiver: Receiver;
   let stores: Stores;
-  const dirs: string[] = [];
-  const nodes: Node[] = [];
+  let nodes: Node[] = [];
+  let stopNodes: (() => Promise<void>) | undefined;
   /** The upstream's answers to requests for the monitored profile. */
   let scrapes = 0;
 
@@ -95,25 +120,14 @@ describe('monitors on three service processes sharing PostgreSQL, one SIGKILLed 
       WEBHOOK_TIMEOUT_MS: '2000',
       WEBHOOK_POLL_MS: '50',
     };
-    const dir = () => {
-      const made = mkdtempSync(join(tmpdir(), 'monitors-kill-'));
-      dirs.push(made);
-      return made;
-    };
-    // The schema made once, then three nodes started over it at the same time.
-    stores = await openStores(loadConfig({ ...shared, DATA_DIR: dir(), MIGRATE: 'auto' }));
-    const services = [0, 1, 2].map(() => spawnService({ ...shared, DATA_DIR: dir(), MIGRATE: 'off' }));
-    for (const service of services) nodes.push({ service, base: await service.listening, killed: false });
+    ({ stores, nodes, stop: stopNodes } = await startNodes(3, shared));
   });
 
   after(async () => {
-    for (const node of nodes) if (!node.killed) node.service.child.kill('SIGTERM');
-    await Promise.all(nodes.map((node) => node.service.exited));
-    await stores?.close();
+    await stopNodes?.();
     await sandbox?.close();
     await receiver?.close();
     await backends?.drop();
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
   /** A team with `credits` and a live key, and a call of the API with that key on a node. */
@@ -308,8 +322,8 @@ describe('monitors on two service processes, the one running a monitor SIGKILLed
   let backends: TestBackends;
   let sandbox: RunningSandbox;
   let stores: Stores;
-  const dirs: string[] = [];
-  const nodes: Node[] = [];
+  let nodes: Node[] = [];
+  let stopNodes: (() => Promise<void>) | undefined;
   /** The upstream's answers to requests for the monitored profile. */
   let scrapes = 0;
 
@@ -338,23 +352,13 @@ describe('monitors on two service processes, the one running a monitor SIGKILLed
       MONITOR_MIN_INTERVAL_S: '1',
       MONITOR_LOCK_MS: '1000',
     };
-    const dir = () => {
-      const made = mkdtempSync(join(tmpdir(), 'monitors-kill-'));
-      dirs.push(made);
-      return made;
-    };
-    stores = await openStores(loadConfig({ ...shared, DATA_DIR: dir(), MIGRATE: 'auto' }));
-    const services = [0, 1].map(() => spawnService({ ...shared, DATA_DIR: dir(), MIGRATE: 'off' }));
-    for (const service of services) nodes.push({ service, base: await service.listening, killed: false });
+    ({ stores, nodes, stop: stopNodes } = await startNodes(2, shared));
   });
 
   after(async () => {
-    for (const node of nodes) if (!node.killed) node.service.child.kill('SIGTERM');
-    await Promise.all(nodes.map((node) => node.service.exited));
-    await stores?.close();
+    await stopNodes?.();
     await sandbox?.close();
     await backends?.drop();
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
   test('runs longer than their claim hold it (renewed), and the survivor takes the monitor up once the dead run’s claim lapses, not its budget and margin', async () => {
