@@ -15,6 +15,8 @@ import type { ApiEndpoint } from '../src/endpoints/types.ts';
 import { ADVICE_OF, STATUS_OF, type ErrorCode } from '../src/server/errors.ts';
 import { ErrorEnvelope, Meta } from '../src/server/plugins/openapi.ts';
 import { fullQuerySchema } from '../src/server/query.ts';
+import { CreateBody as JobCreateBody, ItemView, JobView } from '../src/jobs/endpoints.ts';
+import { Attempt, CreateBody as WebhookCreateBody, DeliveryView, WebhookView, WithSecret } from '../src/webhooks/endpoints.ts';
 import { CreateBody, MonitorView, Paging, RunView, UpdateBody } from '../src/work/monitors/endpoints.ts';
 
 export const GENERATED = join(import.meta.dirname, '..', 'sdk', 'src', 'generated.ts');
@@ -29,7 +31,7 @@ const closed = (schema: TSchema): Record<string, unknown> => ({ ...(JSON.parse(J
 
 async function typeOf(schema: TSchema, name: string): Promise<string> {
   // Bounded lists as plain arrays (the bound is the API's to check), not tuples of every length.
-  return compile(closed(schema), name, { bannerComment: '', additionalProperties: false, format: true, maxItems: -1 });
+  return compile(closed(schema), name, { bannerComment: '', additionalProperties: false, format: true, ignoreMinAndMaxItems: true });
 }
 
 /** A JSDoc comment of `lines`. */
@@ -115,6 +117,17 @@ export async function generate(): Promise<string> {
   parts.push(await typeOf(CreateBody, 'MonitorCreate'));
   parts.push(await typeOf(UpdateBody, 'MonitorUpdate'));
   parts.push(await typeOf(Paging, 'MonitorPaging'));
+
+  // Batch jobs and webhooks: their views and bodies, from the declarations of their endpoints
+  // (src/jobs/endpoints.ts, src/webhooks/endpoints.ts).
+  parts.push(await typeOf(JobView, 'Job'));
+  parts.push(await typeOf(ItemView, 'JobItem'));
+  parts.push(await typeOf(JobCreateBody.properties.requests.items, 'JobRequest'));
+  parts.push(await typeOf(WebhookView, 'WebhookEndpoint'));
+  parts.push(await typeOf(WithSecret, 'WebhookEndpointWithSecret'));
+  parts.push(await typeOf(Attempt, 'WebhookAttempt'));
+  parts.push(await typeOf(DeliveryView, 'WebhookDelivery'));
+  parts.push(await typeOf(WebhookCreateBody, 'NewWebhook'));
 
   const codes = Object.keys(STATUS_OF) as ErrorCode[];
   parts.push('/** Every error code of the API. */');

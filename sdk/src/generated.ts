@@ -1925,6 +1925,217 @@ export interface MonitorPaging {
   hasMore: boolean;
 }
 
+/**
+ * A batch job.
+ */
+export interface Job {
+  /**
+   * `job_…`.
+   */
+  id: string;
+  label: string | null;
+  status: "queued" | "running" | "completed" | "cancelled";
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  /**
+   * Items (requests) in the job.
+   */
+  total: number;
+  /**
+   * Items not ended yet: waiting or running.
+   */
+  pending: number;
+  succeeded: number;
+  failed: number;
+  /**
+   * Items cancelled before they ran.
+   */
+  cancelled: number;
+  /**
+   * Pages stored, every item's.
+   */
+  pages: number;
+  /**
+   * Credits charged so far: 1 per live page kept.
+   */
+  creditsCharged: number;
+}
+
+/**
+ * One request of a job and its result. A failed listing keeps the pages it stored before it failed (they are charged).
+ */
+export interface JobItem {
+  /**
+   * The item's place in `requests`, from 0.
+   */
+  index: number;
+  endpoint: string;
+  params: {
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema definition
+     * via the `patternProperty` "^.*$".
+     */
+    [k: string]: string;
+  };
+  status: "pending" | "succeeded" | "failed" | "cancelled";
+  /**
+   * Each page's `data`, as the endpoint answers it; a listing's pages in order.
+   */
+  pages: {
+    [k: string]: unknown;
+  }[];
+  creditsCharged: number;
+  error: {
+    code: string;
+    message: string;
+  } | null;
+  /**
+   * Runs of the item so far.
+   */
+  attempts: number;
+  finishedAt: string | null;
+}
+
+export interface JobRequest {
+  /**
+   * The path of a scraping endpoint, e.g. `/v1/snapmsg/profile`.
+   */
+  endpoint: string;
+  /**
+   * The endpoint's own query parameters, as strings.
+   */
+  params: {
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema definition
+     * via the `patternProperty` "^.*$".
+     */
+    [k: string]: string;
+  };
+}
+
+export interface WebhookEndpoint {
+  /**
+   * The webhook id, `wh_…`.
+   */
+  id: string;
+  /**
+   * Where deliveries are POSTed.
+   */
+  url: string;
+  /**
+   * The event types it is sent; `["*"]`: every type.
+   *
+   * Items: An event type, or `*` for every type.
+   */
+  events: (
+    "job.completed" | "monitor.changed" | "monitor.failed" | "credits.low" | "credits.exhausted" | "webhook.test" | "*"
+  )[];
+  description: string | null;
+  /**
+   * False once every delivery failed for 5 days; a delivered test or redelivery enables it again.
+   */
+  enabled: boolean;
+  disabledReason: string | null;
+  disabledAt: string | null;
+  createdAt: string;
+  previousSecretExpiresAt: string | null;
+}
+
+export interface WebhookEndpointWithSecret {
+  /**
+   * The webhook id, `wh_…`.
+   */
+  id: string;
+  /**
+   * Where deliveries are POSTed.
+   */
+  url: string;
+  /**
+   * The event types it is sent; `["*"]`: every type.
+   *
+   * Items: An event type, or `*` for every type.
+   */
+  events: (
+    "job.completed" | "monitor.changed" | "monitor.failed" | "credits.low" | "credits.exhausted" | "webhook.test" | "*"
+  )[];
+  description: string | null;
+  /**
+   * False once every delivery failed for 5 days; a delivered test or redelivery enables it again.
+   */
+  enabled: boolean;
+  disabledReason: string | null;
+  disabledAt: string | null;
+  createdAt: string;
+  previousSecretExpiresAt: string | null;
+  /**
+   * The signing secret (`whsec_…`), shown this once: keep it to verify deliveries.
+   */
+  secret: string;
+}
+
+export interface WebhookAttempt {
+  /**
+   * When the attempt started.
+   */
+  at: string;
+  status: number | null;
+  durationMs: number;
+  /**
+   * The first 1 KB of the answer.
+   */
+  response: string;
+  error: string | null;
+}
+
+export interface WebhookDelivery {
+  /**
+   * The delivery id, `msg_…`: the `webhook-id` header of each of its attempts.
+   */
+  id: string;
+  eventId: string;
+  eventType: string;
+  state: "pending" | "delivered" | "failed";
+  attemptCount: number;
+  nextAttemptAt: string | null;
+  createdAt: string;
+  /**
+   * Its last 20 attempts, newest first.
+   */
+  attempts: {
+    /**
+     * When the attempt started.
+     */
+    at: string;
+    status: number | null;
+    durationMs: number;
+    /**
+     * The first 1 KB of the answer.
+     */
+    response: string;
+    error: string | null;
+  }[];
+}
+
+export interface NewWebhook {
+  /**
+   * An `https://` URL on a public address.
+   */
+  url: string;
+  /**
+   * The event types to send, or `["*"]` for every type.
+   *
+   * @minItems 1
+   * @maxItems 7
+   *
+   * Items: An event type, or `*` for every type.
+   */
+  events: (
+    "job.completed" | "monitor.changed" | "monitor.failed" | "credits.low" | "credits.exhausted" | "webhook.test" | "*"
+  )[];
+  description?: string | null;
+}
+
 /** Every error code of the API. */
 export type ErrorCode = 'BAD_REQUEST' | 'UNAUTHORIZED' | 'INSUFFICIENT_CREDITS' | 'KEY_CREDIT_LIMIT' | 'FORBIDDEN' | 'NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'REQUEST_TIMEOUT' | 'IDEMPOTENCY_IN_PROGRESS' | 'CONFLICT' | 'VALIDATION_ERROR' | 'IDEMPOTENCY_KEY_REUSED' | 'RATE_LIMITED' | 'INTERNAL_ERROR' | 'NOT_IMPLEMENTED' | 'UPSTREAM_BLOCKED' | 'UPSTREAM_UNRECOGNISED' | 'SERVICE_UNAVAILABLE';
 

@@ -1,43 +1,12 @@
 // Batch jobs: hand over many requests at once, follow the job's progress, read its results as
 // they stream. `client.jobs.create(requests)`, `wait(id, { onProgress })`, `results(id)`.
 import type { PageScrape } from './client.ts';
+import type { Job, JobItem, JobRequest } from './generated.ts';
 import { UnexpectedResponseError } from './errors.ts';
 import type { RequestOptions } from './types.ts';
 
-/** One request of a job: a scraping endpoint's path and its query parameters. */
-export interface JobRequest {
-  endpoint: string;
-  params: Record<string, string>;
-}
-
-export interface Job {
-  id: string;
-  label: string | null;
-  status: 'queued' | 'running' | 'completed' | 'cancelled';
-  createdAt: string;
-  startedAt: string | null;
-  completedAt: string | null;
-  total: number;
-  pending: number;
-  succeeded: number;
-  failed: number;
-  cancelled: number;
-  pages: number;
-  creditsCharged: number;
-}
-
-/** One request of a job with its result: each page's `data` as the endpoint answers it. */
-export interface JobItem {
-  index: number;
-  endpoint: string;
-  params: Record<string, string>;
-  status: 'pending' | 'succeeded' | 'failed' | 'cancelled';
-  pages: Record<string, unknown>[];
-  creditsCharged: number;
-  error: { code: string; message: string } | null;
-  attempts: number;
-  finishedAt: string | null;
-}
+// A job, its items and one request of a job, generated from the declarations of the /v1/jobs endpoints.
+export type { Job, JobItem, JobRequest };
 
 export interface CreateJobOptions extends RequestOptions {
   /** A cached result of at most this age is used for 0 credits (an item's own `cache_max_age` wins). */

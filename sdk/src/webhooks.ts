@@ -1,60 +1,14 @@
 // `client.webhooks`: the /v1/webhooks endpoints (register, list, show, delete, rotate the
 // secret, send a test, the deliveries log, redeliver). Verify what arrives with `verifyWebhook`.
+import type { NewWebhook, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from './generated.ts';
 import type { ApiResponse, RequestOptions } from './types.ts';
 
-export type WebhookEventType = 'job.completed' | 'monitor.changed' | 'monitor.failed' | 'credits.low' | 'credits.exhausted' | 'webhook.test';
+// An endpoint, its deliveries and their attempts, generated from the declarations of the
+// /v1/webhooks endpoints.
+export type { NewWebhook, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret };
 
-export interface WebhookEndpoint {
-  /** `wh_…` */
-  id: string;
-  url: string;
-  /** The event types it is sent; `["*"]`: every type. */
-  events: (WebhookEventType | '*')[];
-  description: string | null;
-  /** False once every delivery failed for 5 days; a delivered test or redelivery enables it again. */
-  enabled: boolean;
-  disabledReason: string | null;
-  disabledAt: string | null;
-  createdAt: string;
-  /** While a rotated-out secret still signs beside the new one: until when. */
-  previousSecretExpiresAt: string | null;
-}
-
-/** An endpoint as its creation or a rotation answers it: with its secret, shown this once. */
-export interface WebhookEndpointWithSecret extends WebhookEndpoint {
-  /** `whsec_…` */
-  secret: string;
-}
-
-export interface WebhookAttempt {
-  at: string;
-  /** Null when no answer came. */
-  status: number | null;
-  durationMs: number;
-  /** The first 1 KB of the answer. */
-  response: string;
-  error: string | null;
-}
-
-export interface WebhookDelivery {
-  /** `msg_…`: the `webhook-id` of each of its attempts. */
-  id: string;
-  eventId: string;
-  eventType: string;
-  state: 'pending' | 'delivered' | 'failed';
-  attemptCount: number;
-  nextAttemptAt: string | null;
-  createdAt: string;
-  /** The last 20 attempts, newest first. */
-  attempts: WebhookAttempt[];
-}
-
-export interface NewWebhook {
-  /** An `https://` URL on a public address. */
-  url: string;
-  events: (WebhookEventType | '*')[];
-  description?: string | null;
-}
+/** The event types a webhook can be sent (`*` in `events`: all of them). */
+export type WebhookEventType = Exclude<NewWebhook['events'][number], '*'>;
 
 export type Send = <D>(method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, options: RequestOptions) => Promise<ApiResponse<D>>;
 

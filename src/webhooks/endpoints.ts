@@ -61,7 +61,7 @@ const EventName = Type.Union([...EVENT_TYPES.map((type) => Type.Literal(type)), 
 export const WebhookView = Obj({
   id: Str({ description: 'The webhook id, `wh_…`.' }),
   url: Str({ description: 'Where deliveries are POSTed.' }),
-  events: Type.Array(Str(), { description: 'The event types it is sent; `["*"]`: every type.' }),
+  events: Type.Array(EventName, { description: 'The event types it is sent; `["*"]`: every type.' }),
   description: NStr(),
   enabled: Type.Boolean({ description: 'False once every delivery failed for 5 days; a delivered test or redelivery enables it again.' }),
   disabledReason: NStr(),
@@ -70,12 +70,12 @@ export const WebhookView = Obj({
   previousSecretExpiresAt: Nullable(DateTime('While a rotated-out secret still signs beside the new one (24 hours after a rotation): until when; null otherwise.')),
 });
 
-const WithSecret = Obj({
+export const WithSecret = Obj({
   ...WebhookView.properties,
   secret: Str({ description: 'The signing secret (`whsec_…`), shown this once: keep it to verify deliveries.' }),
 });
 
-const Attempt = Obj({
+export const Attempt = Obj({
   at: DateTime('When the attempt started.'),
   status: Nullable(Int({ description: "The receiver's HTTP status; null when no answer came." })),
   durationMs: Type.Number(),
@@ -83,7 +83,7 @@ const Attempt = Obj({
   error: NStr(),
 });
 
-const DeliveryView = Obj({
+export const DeliveryView = Obj({
   id: Str({ description: 'The delivery id, `msg_…`: the `webhook-id` header of each of its attempts.' }),
   eventId: Str(),
   eventType: Str(),
@@ -94,10 +94,17 @@ const DeliveryView = Obj({
   attempts: Type.Array(Attempt, { description: 'Its last 20 attempts, newest first.' }),
 });
 
+export const CreateBody = Obj({
+  url: Type.String({ minLength: 1, maxLength: 2048, description: 'An `https://` URL on a public address.' }),
+  events: Type.Array(EventName, { minItems: 1, maxItems: EVENT_TYPES.length + 1, uniqueItems: true, description: 'The event types to send, or `["*"]` for every type.' }),
+  description: Type.Optional(Nullable(Type.String({ maxLength: 200, description: 'A note for the team, at most 200 characters.' }))),
+});
+
 export const webhookView = (endpoint: WebhookEndpoint, now: number): Static<typeof WebhookView> => ({
   id: endpoint.id,
   url: endpoint.url,
-  events: endpoint.events,
+  // Checked against the event types when the endpoint was registered.
+  events: endpoint.events as Static<typeof EventName>[],
   description: endpoint.description,
   enabled: endpoint.enabled,
   disabledReason: endpoint.disabledReason,
@@ -144,11 +151,7 @@ const create: WebhookAction = {
   summary: 'Register a webhook endpoint',
   description: `Events of the team are POSTed to \`url\`, signed as the Standard Webhooks specification says (\`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\`). The answer carries the signing secret (\`whsec_…\`) this once. \`https://\` only, to public addresses: loopback, private, link-local, shared and multicast addresses are refused, by name too (the name is resolved, and again at every delivery). At most ${MAX_WEBHOOKS} per team. Free.`,
   params: NoParams,
-  body: Obj({
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'An `https://` URL on a public address.' }),
-    events: Type.Array(EventName, { minItems: 1, maxItems: EVENT_TYPES.length + 1, uniqueItems: true, description: 'The event types to send, or `["*"]` for every type.' }),
-    description: Type.Optional(Nullable(Type.String({ maxLength: 200, description: 'A note for the team, at most 200 characters.' }))),
-  }),
+  body: CreateBody,
   data: WithSecret,
   changes: true,
   example: { params: {}, body: { url: 'https://example.com/hooks/pagescrape', events: ['credits.low', 'credits.exhausted'], description: 'Billing alerts' } },
