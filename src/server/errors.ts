@@ -2,6 +2,7 @@
 // error envelope `{ error: { code, message, requestId, details? } }`.
 import type { FastifyReply } from 'fastify';
 import type { ValidationDetail } from '../endpoints/types.ts';
+import { StoreUnavailableError } from '../store/types.ts';
 
 export type ErrorCode =
   | 'BAD_REQUEST'
@@ -85,6 +86,17 @@ export class ApiError extends Error {
     this.details = options.details;
     this.headers = options.headers ?? {};
   }
+}
+
+/**
+ * What a throw that is not an ApiError answers as, wherever it is caught (a request, a job's item,
+ * a monitor's run): a store that is away (StoreUnavailableError: PostgreSQL or Redis down or
+ * reconnecting) is a 503 to retry, anything else a 500 whose cause is logged by the caller.
+ */
+export function asApiError(thrown: unknown): ApiError {
+  if (thrown instanceof ApiError) return thrown;
+  if (thrown instanceof StoreUnavailableError) return new ApiError('SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', { headers: { 'retry-after': '5' }, cause: thrown });
+  return new ApiError('INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with this request id.', { cause: thrown });
 }
 
 /**

@@ -12,7 +12,7 @@ import type { Caller } from './plugins/auth.ts';
 import type { Outcome } from './plugins/metrics.ts';
 import type { Breakers } from './breakers.ts';
 import { canonicalJson, CURSOR_LIFETIME_MS, type CursorSealer } from './cursors.ts';
-import { ApiError, JSON_TYPE, UPSTREAM_BLOCKED_MESSAGE, type ErrorCode } from './errors.ts';
+import { ApiError, asApiError, JSON_TYPE, UPSTREAM_BLOCKED_MESSAGE, type ErrorCode } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { QueryValidator, queryAjv, type ParsedQuery } from './query.ts';
 import { joinFlight, sharedStates } from './shared-state.ts';
@@ -553,7 +553,7 @@ export class ScrapeService {
 /** How a failed scrape travels to the nodes waiting for it: as the API error it answers with. */
 const scrapeFailures = {
   describe: (error: unknown): { code: ErrorCode; message: string; headers: Record<string, string> } => {
-    const shared = error instanceof ApiError ? error : new ApiError('INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with this request id.');
+    const shared = asApiError(error);
     return { code: shared.code, message: shared.message, headers: shared.headers };
   },
   rebuild: (failure: { code: ErrorCode; message: string; headers: Record<string, string> }) => new ApiError(failure.code, failure.message, { headers: failure.headers }),

@@ -9,12 +9,12 @@
 // only runner is this process.
 import type { FastifyBaseLogger } from 'fastify';
 import type { UpstreamPosition } from '../endpoints/types.ts';
-import { ApiError } from '../server/errors.ts';
+import { ApiError, asApiError } from '../server/errors.ts';
 import { newRequestId } from '../server/ids.ts';
 import type { Metrics } from '../server/metrics.ts';
 import type { EndpointRuntime, ScrapeService } from '../server/scrape.ts';
 import { newId } from '../store/rules.ts';
-import type { ClaimedItem, Job, RequestRecord, Stores } from '../store/types.ts';
+import { StoreUnavailableError, type ClaimedItem, type Job, type RequestRecord, type Stores } from '../store/types.ts';
 
 /** Claims of one item, the first included, before a transient failure ends it. */
 export const MAX_ATTEMPTS = 3;
@@ -187,12 +187,19 @@ export class JobRunner {
       try {
         page = await this.#scraper.jobPage(runtime, { teamId: item.teamId, keyId: item.keyId, test: item.test, requestId, log }, parsed, position);
       } catch (thrown) {
-        const error = thrown instanceof ApiError ? thrown : new ApiError('INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with this request id.');
+        const error = asApiError(thrown);
         if (!(thrown instanceof ApiError)) log.error({ err: thrown, requestId }, 'job item page failed');
         record(error.status, error.code, 0, false);
         if (this.#stopping) {
           // Cut short by the shutdown: not the item's fault, and not an attempt.
           await this.#stores.jobs.requeue(item, this.owner, now(), null, true);
+          return;
+        }
+        if (thrown instanceof StoreUnavailableError) {
+          // Redis or the database away (restarting, reconnecting): not the item's fault either, and
+          // not an attempt however long it lasts; the item waits and runs again once they are back.
+          this.#metrics.jobItems.inc({ outcome: 'retried' });
+          await this.#stores.jobs.requeue(item, this.owner, now() + this.#settings.backoffMs, null, true).catch(() => false);
           return;
         }
         const transient = (error.status === 502 && error.code !== 'UPSTREAM_UNRECOGNISED') || error.status === 503;

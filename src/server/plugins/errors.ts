@@ -3,13 +3,13 @@
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { StoreUnavailableError } from '../../store/types.ts';
-import { ApiError, sendError, stampAnswer } from '../errors.ts';
+import { ApiError, asApiError, sendError, stampAnswer } from '../errors.ts';
 
-function asApiError(error: unknown, request: FastifyRequest): ApiError {
+function toApiError(error: unknown, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof StoreUnavailableError) {
     request.log.error({ err: error }, 'store unavailable');
-    return new ApiError('SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', { headers: { 'retry-after': '5' } });
+    return asApiError(error);
   }
   const { statusCode: status, code } = error as { statusCode?: number; code?: string };
   if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -20,7 +20,7 @@ function asApiError(error: unknown, request: FastifyRequest): ApiError {
     return new ApiError('BAD_REQUEST', 'The request could not be read.');
   }
   request.log.error({ err: error }, 'unexpected error');
-  return new ApiError('INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with this request id.');
+  return asApiError(error);
 }
 
 export interface ErrorsOptions {
@@ -106,7 +106,7 @@ const errors: FastifyPluginCallback<ErrorsOptions> = (app, { bodiesUnder = [] },
   });
 
   app.setErrorHandler((error, request, reply) => {
-    const answer = asApiError(error, request);
+    const answer = toApiError(error, request);
     if (request.state) request.state.outcome.errorCode = answer.code;
     sendError(reply, answer, request.id);
   });

@@ -10,7 +10,7 @@
 // worker) without changing the runs themselves.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Operation } from 'rfc6902';
-import { ApiError } from '../../server/errors.ts';
+import { ApiError, asApiError } from '../../server/errors.ts';
 import { newRequestId } from '../../server/ids.ts';
 import type { Metrics } from '../../server/metrics.ts';
 import type { EndpointRuntime, ScrapeService } from '../../server/scrape.ts';
@@ -168,7 +168,7 @@ export class MonitorRunner {
         status = 'succeeded';
       }
     } catch (caught) {
-      error = caught instanceof ApiError ? caught : new ApiError('INTERNAL_ERROR', 'An unexpected error occurred; it has been logged with the run.');
+      error = asApiError(caught);
       if (!(caught instanceof ApiError)) log.error({ err: caught }, 'monitor run failed unexpectedly');
     } finally {
       clearInterval(renewal);
