@@ -137,9 +137,15 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     } else request.log.error({ err: error }, 'dashboard error');
     return sendPage(reply, status, page({ title: TITLES[status] ?? 'Error', body: html`${notice('error', message)}<p><a href="/dashboard">Back to the dashboard</a></p>` }));
   });
-  app.setNotFoundHandler((_request, reply) =>
-    sendPage(reply, 404, page({ title: 'Not found', body: html`${notice('error', 'There is no such page.')}<p><a href="/dashboard">Back to the dashboard</a></p>` })),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    // A page asked with a method it does not take is 405 naming the ones it does, as on the API.
+    const allowed = app.allowedMethods(request.url);
+    if (allowed && !allowed.includes(request.method)) {
+      reply.header('allow', allowed.join(', '));
+      return sendPage(reply, 405, page({ title: 'Not allowed', body: html`${notice('error', `This page takes ${allowed.join(' or ')} only.`)}<p><a href="/dashboard">Back to the dashboard</a></p>` }));
+    }
+    return sendPage(reply, 404, page({ title: 'Not found', body: html`${notice('error', 'There is no such page.')}<p><a href="/dashboard">Back to the dashboard</a></p>` }));
+  });
 
   for (const [name, asset] of Object.entries(ASSETS)) {
     app.get(`/assets/${name}`, (_request, reply) => reply.header('content-type', asset.type).header('cache-control', 'public, max-age=300').send(asset.body));

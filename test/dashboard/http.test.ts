@@ -31,6 +31,20 @@ describe('dashboard over HTTP', () => {
     assert.match(String(asset.headers['content-type']), /javascript/);
   });
 
+  test('a method a page does not take is 405 naming the ones it takes, as on the API (HEAD included); an unknown page is 404', async () => {
+    for (const [method, path, allow] of [
+      ['HEAD', '/dashboard/sign-in', 'GET, POST'],
+      ['PUT', '/dashboard/sign-in', 'GET, POST'],
+      ['DELETE', '/dashboard', 'GET'],
+      ['HEAD', '/dashboard/assets/dashboard.js', 'GET'],
+    ] as const) {
+      const response = await h.app.inject({ method, url: path });
+      assert.equal(response.statusCode, 405, `${method} ${path}`);
+      assert.equal(response.headers.allow, allow, `${method} ${path}`);
+    }
+    assert.equal((await h.app.inject({ method: 'GET', url: '/dashboard/no-such-page' })).statusCode, 404);
+  });
+
   test('a set-password link works once, within 24 hours; a wrong or short password is refused with a clear message', async () => {
     const user = await h.stores.users.createUser({ teamId: h.team.id, email: 'link@example.com', role: 'member' });
     const link = await issuePasswordLink(h.stores.users, user.id, 'http://127.0.0.1', Date.now());

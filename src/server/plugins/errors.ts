@@ -23,6 +23,13 @@ function toApiError(error: unknown, request: FastifyRequest): ApiError {
   return asApiError(error);
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The methods a path takes (its routes', HEAD aside), sorted; null for a path no route has. */
+    allowedMethods: (url: string) => string[] | null;
+  }
+}
+
 export interface ErrorsOptions {
   /** Paths under these prefixes take bodies (the dashboard's forms, MCP's POSTs); everything else is GET only. */
   bodiesUnder?: readonly string[];
@@ -50,7 +57,7 @@ const errors: FastifyPluginCallback<ErrorsOptions> = (app, { bodiesUnder = [] },
   /** Paths with a parameter (`/v1/account/keys/:id`), outside the prefixes that take forms. */
   const patterns: { pattern: RegExp; methods: Set<string> }[] = [];
   app.addHook('onRoute', (route) => {
-    if (route.url.includes('*') || takesForms(route.url)) return;
+    if (route.url.includes('*')) return;
     const methods = [route.method].flat().filter((method) => method !== 'HEAD');
     if (!route.url.includes(':')) {
       const known = knownPaths.get(route.url) ?? new Set<string>();
@@ -65,6 +72,10 @@ const errors: FastifyPluginCallback<ErrorsOptions> = (app, { bodiesUnder = [] },
   });
   const methodsOf = (path: string): Set<string> | undefined =>
     knownPaths.get(path) ?? knownPaths.get(path.replace(/\/$/, '')) ?? patterns.find(({ pattern }) => pattern.test(path))?.methods;
+  app.decorate('allowedMethods', (url: string) => {
+    const methods = methodsOf(url.split('?')[0] ?? '');
+    return methods ? [...methods].sort() : null;
+  });
   const routeError = (request: FastifyRequest): ApiError => {
     const path = request.url.split('?')[0] ?? '';
     const methods = methodsOf(path);
