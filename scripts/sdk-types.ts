@@ -13,7 +13,7 @@ import { methodName } from '../src/docs/samples.ts';
 import { endpoints } from '../src/endpoints/index.ts';
 import type { ApiEndpoint } from '../src/endpoints/types.ts';
 import { ADVICE_OF, STATUS_OF, type ErrorCode } from '../src/server/errors.ts';
-import { ErrorEnvelope, Meta } from '../src/server/plugins/openapi.ts';
+import { ErrorEnvelope, Meta } from '../src/endpoints/schemas/envelope.ts';
 import { fullQuerySchema } from '../src/server/query.ts';
 import { CreateBody, MonitorView, Paging, RunView, UpdateBody } from '../src/work/monitors/endpoints.ts';
 
