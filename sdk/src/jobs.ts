@@ -1,8 +1,7 @@
 // Batch jobs: hand over many requests at once, follow the job's progress, read its results as
 // they stream. `client.jobs.create(requests)`, `wait(id, { onProgress })`, `results(id)`.
-import type { PageScrape } from './client.ts';
 import { UnexpectedResponseError } from './errors.ts';
-import type { RequestOptions } from './types.ts';
+import type { ApiResponse, RequestOptions } from './types.ts';
 
 /** One request of a job: a scraping endpoint's path and its query parameters. */
 export interface JobRequest {
@@ -57,10 +56,16 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
-export class Jobs {
-  readonly #client: PageScrape;
+/** What the jobs use of the client (`PageScrape`): its calls, and its streamed reads. */
+export interface JobsClient {
+  send<T>(method: 'GET' | 'POST', path: string, body?: unknown, query?: Record<string, unknown>, options?: RequestOptions): Promise<ApiResponse<T>>;
+  stream(path: string, options?: { signal?: AbortSignal }): Promise<Response>;
+}
 
-  constructor(client: PageScrape) {
+export class Jobs {
+  readonly #client: JobsClient;
+
+  constructor(client: JobsClient) {
     this.#client = client;
   }
 
