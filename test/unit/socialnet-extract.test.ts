@@ -24,7 +24,8 @@ import type { SessionStore, SocialnetSession } from '../../src/platforms/socialn
 import { readBlocks, scanPage } from '../../src/platforms/socialnet/html.ts';
 import { pagePath } from '../../src/platforms/socialnet/pages.ts';
 import { graphqlRequest, RELAY_PROVIDER_FLAGS, stripPrefix } from '../../src/platforms/socialnet/graphql.ts';
-import { countFromLabel, likesOf, unshim, usernameOf } from '../../src/platforms/socialnet/mapping.ts';
+import { countFromLabel, unshim } from '../../src/platforms/socialnet/mapping.ts';
+import { likesOf, usernameOf } from '../../src/platforms/socialnet/mapping-profile.ts';
 import { integer, root, string, UnrecognisedData } from '../../src/platforms/shared/read.ts';
 
 // ---------------------------------------------------------------- fixtures
