@@ -1,7 +1,7 @@
 // The socialnet mappings of the listings, line by line as the tables of README.md, "Mapping",
 // give them, and the rules they share with the profile's (mapping-profile.ts). `S`, `CS`, `CL`,
-// `F` (posts), `A` and `M` (attachments), `C` (comments and replies), `R`, `V` and `P` (reels)
-// are the README's path aliases.
+// `F` (posts), `M` (a post's media), `L` (its link), `C` (a comment node: a top comment or a
+// reply), `R`, `V` and `P` (reels) are the README's path aliases.
 import { boolean, integer, number, oneOf, string, UnrecognisedData, type Node } from '../shared/read.ts';
 import type { Gender, Link, Media, Post, ReactionsByType, Reel, Reply, ReplyAttachment, TopComment } from './schema.ts';
 import { SOCIALNET_HOSTS } from './urls.ts';
@@ -208,13 +208,13 @@ export function mapMedia(attachments: Node[]): Media | null {
 export function mapLink(attachments: Node[]): Link | null {
   const first = attachments.find((a) => styleOf(a) === STYLE.share);
   if (first === undefined) return null;
-  const A = first.node('styles.attachment');
+  const L = first.node('styles.attachment');
   return {
-    url: unshim(A.get('url', string)),
-    title: A.orNull('title_with_entities.text', string),
-    description: A.orNull('description.text', string),
-    domain: A.orNull('source.text', string),
-    imageUrl: A.orNull('media.image.uri', string),
+    url: unshim(L.get('url', string)),
+    title: L.orNull('title_with_entities.text', string),
+    description: L.orNull('description.text', string),
+    domain: L.orNull('source.text', string),
+    imageUrl: L.orNull('media.image.uri', string),
   };
 }
 
