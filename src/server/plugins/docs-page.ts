@@ -48,9 +48,10 @@ export function docsPolicy(page: string, publicBaseUrl?: string): string {
     "base-uri 'none'",
   ].join('; ');
 }
+
 const gzipAsync = promisify(gzip);
 
-/** Adds the reference page, its script, and `/` (which leads to it) to `app`. */
+/** Adds the reference page, its script, a favicon answer and `/` (which leads to the page) to `app`. */
 export async function docsPage(app: FastifyInstance, publicBaseUrl: string | undefined): Promise<void> {
   // The reference's script is 4.9 MB: it goes gzipped (1.4 MB) to browsers that take it,
   // adapted (adaptScalarScript) and compressed once, in the thread pool, on the first request,
