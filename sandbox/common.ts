@@ -1,5 +1,6 @@
 // Building blocks of the sandbox upstream: deterministic generated data, escaping as the
-// upstream contract requires, and the response shapes a platform handler returns.
+// upstream contract (each platform's src/platforms/*/README.md) requires, and the response
+// shapes a platform handler returns.
 import { createHash } from 'node:crypto';
 
 // ---------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // The sandbox upstream: one HTTP server per platform, each answering as the upstream contract
-// describes, from data generated from a seed. Global latency and a rate of flaky answers can
+// (the platform's src/platforms/*/README.md) describes, from data generated from a seed. Global latency and a rate of flaky answers can
 // be configured on top of the per-account behaviours.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';

@@ -10,7 +10,7 @@ import { isIP } from 'node:net';
 import { describeFsError } from './fs-errors.ts';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './server/connections.ts';
 
-/** Each platform's origin variable, canonical host and the other hosts it answers on (upstream/README.md). */
+/** Each platform's origin variable, canonical host and the other hosts it answers on (its README.md, "URLs"). */
 export const PLATFORM_ORIGINS = {
   socialnet: { variable: 'SOCIALNET_ORIGIN', host: 'www.socialnet.example', aliases: ['socialnet.example', 'm.socialnet.example', 'web.socialnet.example'] },
   snapmsg: { variable: 'SNAPMSG_ORIGIN', host: 'www.snapmsg.example', aliases: ['snapmsg.example'] },

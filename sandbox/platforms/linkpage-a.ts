@@ -298,7 +298,7 @@ export interface LinkpageAModel {
   og_image: string | null;
 }
 
-/** Section 4.5: the visit count, abbreviated and truncated to one decimal. */
+/** The visit count, abbreviated and truncated to one decimal (README.md, "Mapping": `views`). */
 export function viewsLabel(n: number): string {
   if (n < 1000) return String(n);
   const [unit, suffix] = n < 1e6 ? [1e3, 'K'] : n < 1e9 ? [1e6, 'M'] : [1e9, 'B'];
@@ -786,7 +786,7 @@ function profilePage(model: LinkpageAModel, layout: Layout, payload: string): st
   ].join(sep === '' ? '\n' : sep);
 }
 
-/** Section 8.1: the Nuxt error page. */
+/** The Nuxt error page of a missing profile (README.md, "Signals"). */
 function errorPage(seed: string, path: string): string {
   const layout = { ...layoutOf(seed, path), wrapRate: 0, extras: false };
   const encoder = new Encoder(new Rng(seed, `linkpage-a:error:${path}`), layout);
@@ -810,7 +810,7 @@ function errorPage(seed: string, path: string): string {
   ].join('\n');
 }
 
-/** Section 8.2: a private profile, its PROFILE reduced. */
+/** A private profile, its PROFILE reduced (README.md, "Signals"). */
 function privatePage(seed: string, username: string): string {
   const model = linkpageAModel(seed, username);
   const layout = layoutOf(seed, username);
@@ -842,7 +842,7 @@ function privatePage(seed: string, username: string): string {
   ].join('\n');
 }
 
-/** Section 9: the challenge interstitial. */
+/** The challenge interstitial (README.md, "Signals"). */
 function challengePage(seed: string, key: string): string {
   const ray = new Rng(seed, `linkpage-a:ray:${key}`).chars(16, '0123456789abcdef');
   return [
@@ -941,7 +941,7 @@ function account(username: string, context: SandboxContext): SandboxResponse {
 
 function handle(request: SandboxRequest, context: SandboxContext): SandboxResponse {
   if (request.method !== 'GET' && request.method !== 'HEAD') return text('Method Not Allowed', 405, { allow: 'GET, HEAD' });
-  // Section 2: a client that does not say Mozilla/5.0 is a bot and gets the challenge.
+  // A client that does not say Mozilla/5.0 is a bot and gets the challenge (README.md, "Requests").
   if (!/Mozilla\/5\.0/.test(request.headers['user-agent'] ?? '')) return html(challengePage(context.seed, `bot:${request.path}`), 403);
 
   let path: string;
@@ -959,7 +959,7 @@ function handle(request: SandboxRequest, context: SandboxContext): SandboxRespon
   const name = match?.[2] ?? '';
   if (!match || RESERVED.has(name.toLowerCase()) || !USERNAME.test(name)) return html(errorPage(context.seed, path), 404);
   const username = name.toLowerCase();
-  // Section 2: an `@` or upper-case path MAY be redirected to the canonical one.
+  // An `@` or upper-case path may be redirected to the canonical one (README.md, "Requests").
   if (match[1] === '@' || name !== username) return redirect(`/${username}`, username.length % 2 === 0 ? 301 : 308);
 
   const fault = accountFault(username, context);

@@ -687,7 +687,7 @@ const withDelay = (response: SandboxResponse, delayMs: number): SandboxResponse 
 
 function handle(request: SandboxRequest, context: SandboxContext): SandboxResponse {
   if (request.method !== 'GET' && request.method !== 'HEAD') return text('Method Not Allowed', 405, { allow: 'GET, HEAD' });
-  // Section 3: a User-Agent without `Mozilla/5.0` is a bot: 403 (a block).
+  // A User-Agent without `Mozilla/5.0` is a bot: 403, a block (README.md, "Requests").
   if (!(request.headers['user-agent'] ?? '').includes('Mozilla/5.0')) return html(ACCESS_DENIED, 403);
 
   let path: string;
@@ -706,7 +706,7 @@ function handle(request: SandboxRequest, context: SandboxContext): SandboxRespon
   if (segments.length !== 1 || RESERVED.has(name.toLowerCase()) || !USERNAME.test(name)) return html(notFoundPage(name), 404);
 
   const username = name.toLowerCase();
-  // Section 3: a username not in lower case MAY be redirected to the lower-case path.
+  // A username not in lower case may be redirected to the lower-case path (README.md, "Requests").
   if (username !== name) {
     const query = request.query.toString();
     return redirect(`/${username}${query ? `?${query}` : ''}`, new Rng(context.seed, `case:${username}`).bool() ? 301 : 308);

@@ -277,7 +277,7 @@ export function generatePost(seed: string, handle: string, index: number): Recor
   };
   if (type === 'Video') post.video = { url: `${MEDIA}/videos/sf-creator-content/${code}.mp4`, durationMs: rng.int(5, 90) * 1000 };
   if (account.sparse) {
-    // Section 9: title absent, engagement absent (0 hearts), productCount and products absent.
+    // Absent members the mapping takes (README.md, "Mapping"): title, engagement (0 hearts), productCount and products.
     delete post.title;
     return post;
   }
@@ -495,7 +495,7 @@ function handleOfStorefront(seed: string, storefrontId: string): string | undefi
   return known.get(`${seed}\u0000${storefrontId}`);
 }
 
-/** Section 3: a `User-Agent` without `Mozilla/5.0`, or no `Accept-Language`, is a bot. */
+/** A `User-Agent` without `Mozilla/5.0`, or no `Accept-Language`, is a bot (README.md, "Requests"). */
 const isBot = (request: SandboxRequest) =>
   !/Mozilla\/5\.0/.test(request.headers['user-agent'] ?? '') || (request.headers['accept-language'] ?? '').trim() === '';
 

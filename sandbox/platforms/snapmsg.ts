@@ -1,6 +1,6 @@
 // The snapmsg sandbox upstream (src/platforms/snapmsg/README.md): public profile pages `GET /add/{u}`,
 // Spotlight pages `GET /spotlight/{id}` and the comments API `POST /api/spotlight/comments`,
-// generated from the seed. Named accounts show each outcome of the chapter; every other valid
+// generated from the seed. Named accounts show each outcome of the README; every other valid
 // name or id is an ordinary generated profile or Spotlight. The variations the platform allows (key
 // order, whitespace, escapes, script attributes, unknown members, omitted or written-out
 // defaults, JSON-LD forms, extra recommended stories, page sizes) are applied deterministically
@@ -884,7 +884,7 @@ const challengePage = () =>
   html('<!DOCTYPE html><html><head><title>Security check | snapmsg</title></head><body><h1>Confirm you are not a robot</h1><div class="captcha"></div></body></html>');
 
 async function handle(request: SandboxRequest, context: SandboxContext): Promise<SandboxResponse> {
-  // Section 3: a User-Agent without `Mozilla/5.0` is a bot, answered 403 whatever else it carries.
+  // A User-Agent without `Mozilla/5.0` is a bot, answered 403 whatever else it carries (README.md, "Requests").
   if (!/Mozilla\/5\.0/.test(request.headers['user-agent'] ?? '')) return blockedPage();
   const path = request.path;
   if (path === COMMENTS_PATH || path === `${COMMENTS_PATH}/`) return commentsHandler(request, context);

@@ -1,6 +1,6 @@
 // The socialnet sandbox upstream: a local implementation of src/platforms/socialnet/README.md from
 // generated data. Pages (home, profile, reels tab, about tab), GraphQL (timeline, reels,
-// replies), the redirects of 2.5/2.6, gated, unavailable and not-found pages, blocks (login
+// replies), the redirects of README.md's "URLs", gated, unavailable and not-found pages, blocks (login
 // wall, checkpoint, 429, GraphQL rate limit), rotating sessions and the shared account faults.
 // The accounts and what each shows are in ./socialnet/accounts.ts and ./socialnet/catalogue.ts.
 import { Rng, isBrowserNavigation, type SandboxContext, type SandboxPlatform, type SandboxRequest, type SandboxResponse } from '../common.ts';

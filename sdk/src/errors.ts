@@ -1,7 +1,7 @@
 // The errors a call throws. Every error answer of the API becomes an instance of its code's class
 // (generated.ts: `NotFoundError`, `RateLimitedError`, …), all of them `PageScrapeError`s.
 
-import type { ErrorEnvelope } from './generated.ts';
+import type { ErrorEnvelope } from './envelope.ts';
 
 /** One problem with a parameter, as `VALIDATION_ERROR` lists them. */
 export type ErrorDetail = NonNullable<ErrorEnvelope['error']['details']>[number];

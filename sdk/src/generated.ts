@@ -2,52 +2,7 @@
 /* eslint-disable @typescript-eslint/no-empty-object-type -- an endpoint without parameters has an empty query */
 import { PageScrapeError } from './errors.ts';
 import type { ApiResponse, RequestOptions } from './types.ts';
-
-export interface Meta {
-  /**
-   * Request identifier, prefix `req_`; also the `x-request-id` header.
-   */
-  requestId: string;
-  /**
-   * 1 on a live scrape, 0 on a cache hit (and on a live scrape whose credit was already refunded as abandoned).
-   */
-  creditsCharged: number;
-  /**
-   * Balance right after this request.
-   */
-  creditsRemaining: number;
-  /**
-   * True on a cache hit.
-   */
-  cached: boolean;
-  /**
-   * When the cached result was scraped; present on a cache hit only.
-   */
-  cachedAt?: string;
-  /**
-   * True when a cached result stands in for a live scrape that failed (`stale_if_error`).
-   */
-  stale?: boolean;
-  /**
-   * True for a test-mode key (`psk_test_`): the answer comes from the built-in sandbox and costs nothing.
-   */
-  test?: boolean;
-}
-
-export interface ErrorEnvelope {
-  error: {
-    code: string;
-    message: string;
-    requestId: string;
-    /**
-     * Validation errors only.
-     */
-    details?: {
-      path: string;
-      message: string;
-    }[];
-  };
-}
+export type { ErrorEnvelope, Meta } from './envelope.ts';
 
 export interface SocialnetProfilePostsQuery {
   /**

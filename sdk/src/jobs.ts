@@ -1,9 +1,8 @@
 // Batch jobs: hand over many requests at once, follow the job's progress, read its results as
 // they stream. `client.jobs.create(requests)`, `wait(id, { onProgress })`, `results(id)`.
-import type { PageScrape } from './client.ts';
 import type { Job, JobItem, JobRequest } from './generated.ts';
 import { UnexpectedResponseError } from './errors.ts';
-import type { RequestOptions } from './types.ts';
+import type { ApiResponse, RequestOptions } from './types.ts';
 
 // A job, its items and one request of a job, generated from the declarations of the /v1/jobs endpoints.
 export type { Job, JobItem, JobRequest };
@@ -26,10 +25,16 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
-export class Jobs {
-  readonly #client: PageScrape;
+/** What the jobs use of the client (`PageScrape`): its calls, and its streamed reads. */
+export interface JobsClient {
+  send<T>(method: 'GET' | 'POST', path: string, body?: unknown, query?: Record<string, unknown>, options?: RequestOptions): Promise<ApiResponse<T>>;
+  stream(path: string, options?: { signal?: AbortSignal }): Promise<Response>;
+}
 
-  constructor(client: PageScrape) {
+export class Jobs {
+  readonly #client: JobsClient;
+
+  constructor(client: JobsClient) {
     this.#client = client;
   }
 

@@ -1,6 +1,6 @@
 // The shapes every call shares: the response envelope and the options of a client and a call.
 import type { PageScrapeError } from './errors.ts';
-import type { Meta } from './generated.ts';
+import type { Meta } from './envelope.ts';
 
 /** A successful answer: the endpoint's `data` and the request's `meta` (credits, cache, request id). */
 export interface ApiResponse<D> {

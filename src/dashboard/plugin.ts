@@ -1,22 +1,23 @@
 // The account holder's dashboard at /dashboard: server-rendered pages that work without
 // script, on either store set. This file holds what every page shares: security headers, the
 // stylesheet and script, sessions, CSRF, the sign-in and set-password pages, and errors as pages.
-// The signed-in pages are in pages.ts.
+// The signed-in pages are in pages.ts; what the dashboard is given, in options.ts.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { passwordProblem, hashPassword, tokenHash, verifyPassword, PASSWORD_MIN } from '../account/users.ts';
-import type { EndpointDeclaration, ValidationDetail } from '../endpoints/types.ts';
+import type { ValidationDetail } from '../endpoints/types.ts';
 import { addressKey } from '../server/connections.ts';
 import { unknownName } from '../server/query.ts';
 import { emailOrNull } from '../store/rules.ts';
-import { StoreUnavailableError, type Stores, type User } from '../store/types.ts';
+import { StoreUnavailableError, type User } from '../store/types.ts';
 import { html, notice, page, PageError, sendPage, type Html } from './html.ts';
-import { SIGNED_IN_FORM, signedInPages } from './pages.ts';
-import type { GuardSettings, Resolver } from '../webhooks/guard.ts';
+import type { DashboardOptions } from './options.ts';
+import { signedInPages } from './pages.ts';
 import { sameText, Sessions, type SignedIn } from './session.ts';
+import { SIGNED_IN_FORM } from './signed-in.ts';
 
 /**
  * Sign-in attempts per client address (failed or not), and failed ones per account, in
@@ -46,22 +47,6 @@ const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntrie
     ['favicon.svg', 'image/svg+xml'],
   ].map(([name, type]) => [name, { type: type as string, body: readFileSync(join(import.meta.dirname, 'assets', name as string)) }]),
 );
-
-export interface DashboardOptions {
-  stores: Stores;
-  endpoints: readonly EndpointDeclaration[];
-  /** Shared by every node: signs the forms shown before sign-in. */
-  secret: string;
-  now: () => number;
-  /** Runs an API request in-process as the key `keyId` (the try-it panel). */
-  callAs: (keyId: string, url: string) => Promise<{ status: number; body: string }>;
-  /** Where set-password links point: PUBLIC_BASE_URL, else the address the service listens on. */
-  baseUrl: () => string;
-  /** PUBLIC_BASE_URL: cookies are Secure when it is https, or when the request came over HTTPS. */
-  publicBaseUrl?: string | undefined;
-  /** The webhooks' address guard and dispatcher, as the API's routes have them. */
-  webhooks?: { guard: GuardSettings; resolver: Resolver; nudge: () => void };
-}
 
 declare module 'fastify' {
   interface FastifyRequest {

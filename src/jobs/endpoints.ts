@@ -11,7 +11,7 @@ import { DateTime, Int, Nullable, Obj, Str } from '../endpoints/schemas/common.t
 import type { ValidationDetail } from '../endpoints/types.ts';
 import type { Caller } from '../server/plugins/auth.ts';
 import { ApiError, JSON_TYPE } from '../server/errors.ts';
-import { acceptsGzip } from '../server/plugins/openapi.ts';
+import { acceptsGzip } from '../server/gzip.ts';
 import { cacheMaxAgeParam } from '../server/query.ts';
 import type { EndpointRuntime, ScrapeService } from '../server/scrape.ts';
 import type { Job, JobItem, Stores } from '../store/types.ts';

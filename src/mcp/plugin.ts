@@ -19,7 +19,7 @@ import { callInProcess, getInProcess } from '../server/in-process.ts';
 import { monitorOperations, type MonitorOperation } from '../work/monitors/endpoints.ts';
 import { jobEndpoints } from '../jobs/endpoints.ts';
 import type { Door } from '../server/plugins/auth.ts';
-import { Meta } from '../server/plugins/openapi.ts';
+import { Meta } from '../endpoints/schemas/envelope.ts';
 import { fullQuerySchema } from '../server/query.ts';
 
 /** A JSON-RPC message or batch: small. */

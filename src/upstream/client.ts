@@ -306,7 +306,7 @@ export class UpstreamClient {
         if (block !== null) throw new UpstreamOutcome('blocked', platform, block);
         if (response.status === 429) throw new UpstreamOutcome('blocked', platform, 'HTTP 429 Too Many Requests');
         if (response.status >= 500) throw new Transient(`HTTP ${response.status}`);
-        // Every platform's contract counts an empty 200 as a transient failure.
+        // Every platform's README ("Signals") counts an empty 200 as a transient failure.
         if (response.status === 200 && response.body.trim() === '') throw new Transient('empty 200 body');
       } catch (error) {
         if (error instanceof UpstreamOutcome) {

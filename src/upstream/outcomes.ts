@@ -7,7 +7,7 @@ export type OutcomeKind =
   | 'blocked' // 429, captcha, checkpoint, login wall, GraphQL rate limit
   | 'transient' // 5xx, reset, timeout: retried inside the budget, then reported as this
   | 'rejected_cursor' // the upstream rejected the position the cursor carried
-  | 'unrecognised' // the page's structure is not what the contract describes
+  | 'unrecognised' // the page's structure is not what the platform's README describes
   | 'overloaded'; // the service's memory budget for upstream answers had no room in time (not the upstream's fault)
 
 export class UpstreamOutcome extends Error {

@@ -32,7 +32,7 @@ type Answer = Partial<UpstreamResponse> & { status?: number };
 
 /**
  * Serves `answers` in turn (the last one repeats) and asserts that every request is the one the
- * chapter fixes: `GET /{lower-cased username}`, a page navigation, no query, no extra headers
+ * README fixes: `GET /{lower-cased username}`, a page navigation, no query, no extra headers
  * (no cookie), no body.
  */
 function fakeUpstream(answers: Answer | Answer[], expectedPath = '/theo.marsh') {

@@ -202,7 +202,7 @@ test('Unicode, emoji and right-to-left text survive the page intact', async () =
   assert.ok(emoji.metadata.title.startsWith(emoji.displayName));
 });
 
-test('absent optional fields come out as the chapter says', async () => {
+test('absent optional fields come out as the README says', async () => {
   const { data } = await run('https://linkpage-a.example/bare-profile');
   const p = data.profile as Record<string, unknown>;
   assert.equal(p.bio, '');

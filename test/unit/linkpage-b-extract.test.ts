@@ -41,7 +41,7 @@ interface Run {
 
 /**
  * Runs the extractor against a fake upstream answering each request with the next answer of
- * `answers` (the last one repeats), and checks every request is the chapter's page request.
+ * `answers` (the last one repeats), and checks every request is the README's page request.
  */
 async function run(answers: Answer[], url = 'https://linkpage-b.example/maraquill', deadlineMs = 5_000): Promise<Run> {
   const requests: UpstreamRequest[] = [];

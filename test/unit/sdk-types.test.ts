@@ -1,4 +1,4 @@
-// The SDK's types come from the endpoint declarations: sdk/src/generated.ts is what
+// The SDK's types come from the endpoint declarations: sdk/src/generated.ts (and envelope.ts) is what
 // `npm run -s sdk:types` writes from them now (the typecheck compiles it), and it names every
 // endpoint with its paging.
 import assert from 'node:assert/strict';
@@ -9,8 +9,9 @@ import { accountEndpoints } from '../../src/account/endpoints.ts';
 import { endpoints } from '../../src/endpoints/index.ts';
 import { ENDPOINTS, ERRORS, type Endpoints, type SnapmsgProfileQuery } from '../../sdk/src/generated.ts';
 
-test('sdk/src/generated.ts is up to date with the declarations (else: npm run -s sdk:types)', async () => {
-  assert.equal(readFileSync(GENERATED, 'utf8'), await generate());
+test('sdk/src/generated.ts and envelope.ts are up to date with the declarations (else: npm run -s sdk:types)', async () => {
+  const files = await generate();
+  for (const part of ['envelope', 'api'] as const) assert.equal(readFileSync(GENERATED[part], 'utf8'), files[part], GENERATED[part]);
 });
 
 test('every endpoint is in it, with its paging as declared', () => {

@@ -1,6 +1,6 @@
 // The snapmsg extractors against the contract's examples (src/platforms/snapmsg/README.md), every
 // outcome the platform's README lists, and every variations the platform allows, through a fake
-// upstream that serves the fixture files and checks each request the chapter fixes.
+// upstream that serves the fixture files and checks each request the README fixes.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -46,7 +46,7 @@ const jsonAnswer = (value: unknown, status = 200) => ({
   headers: { 'content-type': 'application/json; charset=utf-8' },
 });
 
-/** Serves `exchanges` in order, asserting each request as the chapter fixes it. */
+/** Serves `exchanges` in order, asserting each request as the README fixes it. */
 function fakeUpstream(exchanges: Exchange[]) {
   const calls: UpstreamRequest[] = [];
   const upstream = async (request: UpstreamRequest): Promise<UpstreamResponse> => {

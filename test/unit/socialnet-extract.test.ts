@@ -1,5 +1,5 @@
 // socialnet extractors against src/platforms/socialnet/README.md: the contract's examples through a fake
-// upstream that serves the fixture files and checks every request as the chapter specifies;
+// upstream that serves the fixture files and checks every request as the README specifies;
 // every outcome the platform's README lists; the shared session (one bootstrap
 // for concurrent requests, single-flight refresh on stale errors, rotation, home-page bootstrap);
 // and the variations the platform allows, written by transforming the fixtures.
@@ -24,7 +24,8 @@ import type { SessionStore, SocialnetSession } from '../../src/platforms/socialn
 import { readBlocks, scanPage } from '../../src/platforms/socialnet/html.ts';
 import { pagePath } from '../../src/platforms/socialnet/pages.ts';
 import { graphqlRequest, RELAY_PROVIDER_FLAGS, stripPrefix } from '../../src/platforms/socialnet/graphql.ts';
-import { countFromLabel, likesOf, unshim, usernameOf } from '../../src/platforms/socialnet/mapping.ts';
+import { countFromLabel, unshim } from '../../src/platforms/socialnet/mapping.ts';
+import { likesOf, usernameOf } from '../../src/platforms/socialnet/mapping-profile.ts';
 import { integer, root, string, UnrecognisedData } from '../../src/platforms/shared/read.ts';
 
 // ---------------------------------------------------------------- fixtures
@@ -263,7 +264,7 @@ const DEFAULT_PAGES: Record<string, string> = {
 
 /**
  * A contract upstream over the fixtures: pages by path (unknown paths: the not-found page with
- * 404); GraphQL checked in the order of 4.7 (lsd and its header, doc id of the friendly name,
+ * 404); GraphQL checked in the order of README.md's "GraphQL" (lsd and its header, doc id of the friendly name,
  * relay flags) and answered from the fixtures by the query's variables.
  */
 function contract(options: ContractOptions = {}): Handler {
@@ -398,7 +399,7 @@ const assertPage = (request: Recorded | undefined, path: string): void => {
   assert.deepEqual([request.method, request.path, request.kind, request.body], ['GET', path, 'page', undefined]);
 };
 
-/** Variables of 6.3, 7.3 and 8.2 (without the relay flags). */
+/** Variables of the timeline, reels and replies queries (README.md, "Pagination"), without the relay flags. */
 const timelineVariables = (id: string, cursor: string | null) => ({
   afterTime: null, beforeTime: null, count: 3, cursor, feedLocation: 'TIMELINE', feedbackSource: 0, focusCommentID: null,
   memorializedSplitTimeFilter: null, omitPinnedPost: true, postedBy: null, privacy: null,
@@ -414,7 +415,7 @@ const repliesVariables = (id: string, expansionToken: string, cursor: string | n
   repliesAfterCursor: cursor, repliesBeforeCount: null, repliesBeforeCursor: null, scale: 1, useDefaultActor: false, id,
 });
 
-// ================================================================ contract examples (13)
+// ================================================================ contract examples (test/fixtures/upstream)
 
 describe('contract examples', () => {
   test('posts by url: the profile page gives the first batch, and its cursor the timeline page', async () => {
@@ -427,7 +428,7 @@ describe('contract examples', () => {
     assert.deepEqual(first.next, POSTS.next);
     assertSchema('socialnet.profile.posts', first);
 
-    // The cursor's position gives exactly the timeline query of 6.3, with the profile page's session.
+    // The cursor's position gives exactly the timeline query (README.md, "Pagination"), with the profile page's session.
     const second = await posts(ex, { url: HARBOR_URL }, first.next ?? null, upstream);
     assert.equal(requests.length, 2, 'no page is loaded again, no home page needed');
     assertGraphqlRequest(requests[1], TIMELINE_QUERY, LSD.profile, DOC.timeline, timelineVariables(PROFILE_ID, PROFILE_END_CURSOR));

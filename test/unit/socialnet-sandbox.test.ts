@@ -340,7 +340,7 @@ class Flows {
     return { kind: 'blocked', why: 'too many redirects' };
   }
 
-  /** A GraphQL query with the session refresh of 4.7, classified per 11.4. */
+  /** A GraphQL query with the session refresh of README.md's "GraphQL", classified as its "Signals" say. */
   async graphql(friendly: string, variables: Json): Promise<Outcome> {
     const timeline = friendly === FRIENDLY.timeline;
     for (let round = 0; round < 2; round += 1) {
@@ -956,7 +956,7 @@ describe('sessions and GraphQL checks', () => {
     assert.equal((await codeFor(session, cursor)).code, null);
     // Other accounts are not affected by the rotating account's retirements.
     assert.equal(criticalCode(parseGraphql((await graphql(transport, FRIENDLY.timeline, timelineVars(idOf('lunavoss'), null), session)).body, true)[0]!), null);
-    // A client following 4.7 pages through to the end with one refresh per stale page.
+    // A client following README.md's "GraphQL" pages through to the end with one refresh per stale page.
     const flows = new Flows(transport);
     let pageInfo = (await flows.graphql(FRIENDLY.timeline, timelineVars(id, null))) as { data: Json };
     let count = pageInfo.data.items.length as number;

@@ -10,9 +10,9 @@ export type AccountState =
   | 'ok'
   /** Gated page on every page path; GraphQL `data.node: null`. */
   | 'gated'
-  /** Unavailable page, `data-reason="PRIVATE"` (10); GraphQL `data.node: null`. */
+  /** Unavailable page, `data-reason="PRIVATE"` (not found); GraphQL `data.node: null`. */
   | 'private'
-  /** Unavailable page, `data-reason="REMOVED"` (10); GraphQL `data.node: null`. */
+  /** Unavailable page, `data-reason="REMOVED"` (not found); GraphQL `data.node: null`. */
   | 'removed'
   /** Login wall instead of every page, and as the answer of its GraphQL queries. */
   | 'login-wall'

@@ -1,5 +1,5 @@
-// `POST /api/graphql/` of the socialnet sandbox (src/platforms/socialnet/README.md,
-// 7.3, 8.2/8.3, 10, 11). Checks in the contract's order: rate limit (and the other account
+// `POST /api/graphql/` of the socialnet sandbox (src/platforms/socialnet/README.md, "GraphQL"
+// and "Signals"). Checks in the README's order: rate limit (and the other account
 // blocks), lsd, doc id, required variables, node id, cursor or expansion token. Framing varies
 // per query: `for (;;);` or not, Content-Type, compact or pretty JSON, `\/` and `\uXXXX`
 // escaping, key order, WARNING errors next to data, extra NDJSON lines.
@@ -238,7 +238,7 @@ function hiccupOf(hiccup: NonNullable<AccountSpec['hiccup']>, response: SandboxR
   return { ...response, body: body.slice(0, last + 1 + Math.floor((body.length - last - 1) / 2)) };
 }
 
-/** Account-level blocks, answered before any session check (rate limits come first, 4.7). */
+/** Account-level blocks, answered before any session check (rate limits come first: README.md, "GraphQL"). */
 function accountBlock(state: SeedState, account: AccountSpec, framing: Framing, timeline: boolean): SandboxResponse | null {
   switch (account.state) {
     case 'http-429':

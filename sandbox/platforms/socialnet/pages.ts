@@ -1,4 +1,5 @@
-// HTML documents of the socialnet sandbox (src/platforms/socialnet/README.md.7, 10, 11.2):
+// HTML documents of the socialnet sandbox (src/platforms/socialnet/README.md, "Where the data
+// sits" and "Signals"):
 // content pages with their data-sjs blocks and preloaders, the home page, the login wall, the
 // gated, not-found and unavailable pages. Each content page load picks its presentation from
 // the variations the platform allows: block count, grouping, order and placement; attribute order,
@@ -335,7 +336,7 @@ export function gatedPage(style: PageStyle, input: GatedInput): string {
   ].join('\n');
 }
 
-/** HTTP 404 page (10). */
+/** HTTP 404 page (not found: README.md, "Signals"). */
 export function notFoundPage(): string {
   return [
     HEAD_START,
@@ -357,7 +358,7 @@ export function notFoundPage(): string {
   ].join('\n');
 }
 
-/** HTTP 200 unavailable page of a private or removed profile (10). */
+/** HTTP 200 unavailable page of a private or removed profile (not found: README.md, "Signals"). */
 export function unavailablePage(reason: 'PRIVATE' | 'REMOVED'): string {
   return [
     HEAD_START,
@@ -378,7 +379,7 @@ export function unavailablePage(reason: 'PRIVATE' | 'REMOVED'): string {
   ].join('\n');
 }
 
-/** What a client that follows a checkpoint redirect sees: a login form, no data (a block, 11.3). */
+/** What a client that follows a checkpoint redirect sees: a login form, no data (a block: README.md, "Signals"). */
 export function checkpointPage(): string {
   return [
     HEAD_START,

@@ -1,7 +1,8 @@
 // Sessions of the socialnet sandbox (src/platforms/socialnet/README.md). Every page load
 // that carries a session issues a new lsd token; the doc-id map rotates to a new generation
-// every few loads (and at the first load after 15 minutes). A value stays accepted for two hours after it was last shown (the contract
-// asks for at least 30 minutes); a restart retires everything, as the contract allows. The
+// every few loads (and at the first load after 15 minutes). A value stays accepted for two hours
+// after it was last shown (README.md, "Session", asks for at least 30 minutes); a restart retires
+// everything, as it allows. The
 // `rotating` account additionally retires, for its own queries, every value issued before its
 // last successful query.
 import { Rng } from '../../common.ts';

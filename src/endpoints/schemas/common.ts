@@ -13,7 +13,7 @@ export const DateTime = (description?: string) =>
 /** Absolute URL string. */
 export const Url = (description?: string) => Type.String({ ...(description ? { description } : {}) });
 
-/** An object whose shape the contract leaves open: any JSON object, passed through unchanged. */
+/** An object whose shape the API leaves open: any JSON object, passed through unchanged. */
 export const OpenObject = (description?: string) =>
   Type.Object({}, { additionalProperties: true, ...(description ? { description } : {}) });
 

@@ -153,12 +153,12 @@ export function mapProfile(p: Node, sameAs: string[], metadata: LinkpageAMetadat
       (g) => g.id,
     ),
     sections: sortedBy(
-      p.listOrEmpty('sections').map((s) => ({
-        section: s.get('key', string),
-        order: s.get('position', integer),
-        enabled: s.orEmpty('enabled', isTrue),
+      p.listOrEmpty('sections').map((sec) => ({
+        section: sec.get('key', string),
+        order: sec.get('position', integer),
+        enabled: sec.orEmpty('enabled', isTrue),
       })),
-      (s) => s.order,
+      (section) => section.order,
     ),
     sameAs,
     metadata,

@@ -1,11 +1,11 @@
 // The Nuxt payload (README.md, "The payload"): a devalue "flattened array". The
 // `devalue` package does the decoding, with revivers for Nuxt's own markers; markers that
-// devalue knows but the contract does not are refused like any unknown marker. Decoding is
+// devalue knows but the README's table does not list are refused like any unknown marker. Decoding is
 // lazy: the root and `data` are only walked member by member, and devalue decodes just the
 // values the mapping needs (the `error` and the PROFILE), so markers elsewhere cannot matter.
 import { unflatten } from 'devalue';
 
-/** The payload does not have what the contract says; the message names what is missing. */
+/** The payload does not have what the README says; the message names what is missing. */
 export class PayloadProblem extends Error {
   override name = 'PayloadProblem';
 }
@@ -29,7 +29,7 @@ const refuse = (type: string) => (): never => {
   throw new PayloadProblem(`an unknown marker "${type}"`);
 };
 
-/** Markers devalue decodes natively although the contract's table does not list them. */
+/** Markers devalue decodes natively although the README's table does not list them. */
 const NOT_IN_CONTRACT = [
   'URL', 'URLSearchParams', 'ArrayBuffer', 'DataView',
   'Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Float16Array',
@@ -46,7 +46,7 @@ const REVIVERS: Record<string, (value: unknown) => unknown> = {
   NuxtError: (value: unknown) => value,
 };
 
-/** devalue's sparse-array form (a leading `-7`) is not part of the contract either. */
+/** devalue's sparse-array form (a leading `-7`) is not in the README's table either. */
 const OPERATIONS = {
   createSparseArray: (): never => {
     throw new PayloadProblem('an unknown negative index -7');

@@ -1,7 +1,7 @@
 // The one reader every platform's mapping uses to take values out of upstream JSON.
 //
 // A mapping reads one API field per line: a path below a node and a converter, in one of three
-// ways, which are the three absent-data rules of the contract:
+// ways, which are the three absent-data rules every platform's README states ("Mapping"):
 //
 //   id:       post.get('id', string),                  // required: absent ⇒ the page is unrecognised
 //   caption:  post.orNull('message.text', string),     // absent ⇒ null
@@ -33,7 +33,7 @@ export interface Converter<T> {
   readonly expected: string;
   /** The converted value, or undefined when `value` is not of this kind. */
   readonly from: (value: unknown) => T | undefined;
-  /** The contract's empty default for this kind (`""`, `0`, `false`, `[]`), used by `orEmpty`. */
+  /** The empty value of this kind (`""`, `0`, `false`, `[]`), used by `orEmpty`. */
   readonly empty?: T;
   /** Present values that count as absent (e.g. `""` for `text`). */
   readonly isBlank?: (value: unknown) => boolean;

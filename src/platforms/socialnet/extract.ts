@@ -21,7 +21,8 @@ import {
   type SessionStore,
   type SocialnetSession,
 } from './session.ts';
-import { mapGatedProfile, mapPost, mapProfile, mapReel, mapReply, nextCursor, readAboutFields, readBusinessHours } from './mapping.ts';
+import { mapPost, mapReel, mapReply, nextCursor } from './mapping.ts';
+import { mapGatedProfile, mapProfile, readAboutFields, readBusinessHours } from './mapping-profile.ts';
 
 export { MemorySessionStore, type SessionStore, type SocialnetSession } from './session.ts';
 

@@ -15,7 +15,7 @@ import { PlainQueryValidator, queryAjv, type ParsedQuery } from '../query.ts';
 import { sendOk, type EndpointRuntime, type ScrapeService } from '../scrape.ts';
 import { bodyFingerprint, IDEMPOTENCY_HEADER, idempotencyKeyOf, scrapeFingerprint, sendAnswer, type IdempotentRequests } from '../../work/idempotency.ts';
 import { authPlugin, type Caller, type Door } from './auth.ts';
-import { accountRouteSchema, changeRouteSchema, jobRouteSchema, monitorRouteSchema, routeSchema, webhookRouteSchema } from './openapi.ts';
+import { accountRouteSchema, changeRouteSchema, jobRouteSchema, monitorRouteSchema, routeSchema, webhookRouteSchema } from './route-schemas.ts';
 import { monitorOperations } from '../../work/monitors/endpoints.ts';
 import { jobEndpoints, MAX_JOB_BODY_BYTES } from '../../jobs/endpoints.ts';
 import type { JobRunner } from '../../work/jobs.ts';

@@ -7,7 +7,7 @@ import { DateTime, Nullable, Obj } from '../../endpoints/schemas/common.ts';
 import type { Breakers } from '../breakers.ts';
 import { JSON_TYPE } from '../errors.ts';
 import { PlainQueryValidator, queryAjv } from '../query.ts';
-import { ErrorEnvelope } from './openapi.ts';
+import { ErrorEnvelope } from '../../endpoints/schemas/envelope.ts';
 
 export interface StatusOptions {
   platforms: readonly string[];

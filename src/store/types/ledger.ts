@@ -1,0 +1,71 @@
+// The credit ledger: every top-up, charge and refund of a team, and the reservation of a live
+// scrape's credit before it runs.
+
+export interface LedgerEntry {
+  id: number;
+  teamId: string;
+  /** Positive for top-ups and refunds, negative for charges. */
+  amount: number;
+  reason: 'topup' | 'charge' | 'refund';
+  requestId: string | null;
+  createdAt: string;
+}
+
+export type ReserveResult =
+  | { ok: true; reservationId: string; balance: number }
+  /** `balance`: the team's balance is short; `key-limit`: the key's daily credit limit would be passed (`limit`, `spent` that day). */
+  | { ok: false; reason: 'balance'; balance: number }
+  | { ok: false; reason: 'key-limit'; balance: number; limit: number; spent: number };
+
+/** The key a reservation is made for and the UTC day it counts on (its daily credit limit's). */
+export interface ReservingKey {
+  id: string;
+  /** `YYYY-MM-DD`. */
+  day: string;
+}
+
+/** The team's balance right after a commit or refund. */
+export interface Settlement {
+  balance: number;
+}
+
+export interface Usage {
+  teamId: string;
+  charged: number;
+  refunded: number;
+  toppedUp: number;
+  balance: number;
+  pending: number;
+}
+
+export interface Ledger {
+  /** Adds a positive amount; returns the new balance. Throws when the team does not exist. */
+  addCredits(teamId: string, amount: number, requestId?: string | null): Promise<number>;
+  /**
+   * Atomically takes `amount` from the balance for a live scrape, recording a durable
+   * reservation that expires at `deadline` (epoch ms). Never lets the balance go below zero.
+   * With `key`, the amount also counts against the key's spending on `key.day`, in the same
+   * atomic step: refused (`key-limit`, nothing taken) when it would pass the key's daily credit
+   * limit. A refund of the reservation gives it back to that day's spending.
+   */
+  reserve(teamId: string, amount: number, requestId: string, deadline: number, key?: ReservingKey): Promise<ReserveResult>;
+  /**
+   * Keeps a pending reservation's charge. `charged` says whether the charge stands: true when
+   * this call committed it (or an earlier commit did), false when the reservation had already
+   * been refunded (e.g. by `refundExpired` racing a slow request), in which case nothing is
+   * charged and the caller must not report a charge. Throws for an unknown reservation.
+   */
+  commit(reservationId: string): Promise<Settlement & { charged: boolean }>;
+  /**
+   * Gives a pending reservation back exactly once. `refunded` is true only for the call that
+   * gave it back: false when it was already refunded or committed (a committed charge stays).
+   * Throws for an unknown reservation.
+   */
+  refund(reservationId: string): Promise<Settlement & { refunded: boolean }>;
+  /** Refunds every pending reservation whose deadline is before `now`; returns how many. */
+  refundExpired(now: number): Promise<number>;
+  balance(teamId: string): Promise<number | null>;
+  /** Newest first; only entries older than the entry `beforeId` when given (the next page). */
+  entries(teamId: string, limit?: number, beforeId?: number): Promise<LedgerEntry[]>;
+  usage(teamId: string): Promise<Usage | null>;
+}
