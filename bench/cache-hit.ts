@@ -5,7 +5,7 @@
 // self time are printed (the bare route shares its process). With --idempotency, the same cache
 // hits with an Idempotency-Key are measured too, alternated with the others: `fresh` sends a new
 // key with every request (each claims its key and keeps its answer), `replay` one key throughout
-// (each is the replay of the first).
+// (each is the replay of the first). Then the service's memory at rest (idle-memory.ts).
 import autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
@@ -13,6 +13,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { childProfile } from './cpu-profile.ts';
+import { idleMemory } from './idle-memory.ts';
 
 const { values } = parseArgs({
   options: {
@@ -85,3 +86,4 @@ const exited = once(child, 'exit');
 child.kill('SIGTERM');
 await exited;
 profile.print('');
+await idleMemory();

@@ -1,7 +1,6 @@
 // `npm run serve`: the API alone, configured by the environment (see README).
 import { pathToFileURL } from 'node:url';
 import { loadConfig, PLATFORM_ORIGINS, UNPACED_ENV, type Config, type Platform } from './config.ts';
-import { startSandbox } from '../sandbox/server.ts';
 import { UpstreamClient, type PlatformOrigin } from './upstream/client.ts';
 import { LocalPacer } from './upstream/pacing.ts';
 import { endpoints } from './endpoints/index.ts';
@@ -36,8 +35,9 @@ export interface Running {
 export async function start(config: Config, given?: Stores): Promise<Running> {
   const stores = given ?? (await openStores(config));
   const client = upstreamClient(config, stores);
-  // TEST_MODE=on: the sandbox in this process, on free loopback ports, for test-mode keys alone.
-  const sandbox = config.testMode ? await startSandbox({ seed: 'test-mode', portBase: 0, host: '127.0.0.1' }) : null;
+  // TEST_MODE=on: the sandbox in this process, on free loopback ports, for test-mode keys alone;
+  // imported only then (its platforms' pages and generators are several MB of heap).
+  const sandbox = config.testMode ? await (await import('../sandbox/server.ts')).startSandbox({ seed: 'test-mode', portBase: 0, host: '127.0.0.1' }) : null;
   const testClient = sandbox ? upstreamClient(loadConfig({ ...UNPACED_ENV, ...sandbox.env, DATA_DIR: config.dataDir, CURSOR_SECRET: config.cursorSecret })) : null;
   const app = await buildApp({
     stores,

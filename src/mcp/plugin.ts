@@ -7,9 +7,7 @@
 // in-process under the POST's admission (counted once, with the POST): the same cache and
 // credits, charged the same, and recorded. A scraping tool takes an optional `idempotencyKey`,
 // sent as the request's `Idempotency-Key` header (src/work/idempotency.ts).
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type TObject } from 'typebox';
 import { accountEndpoints } from '../account/endpoints.ts';
@@ -174,8 +172,17 @@ function batchProblem(size: number, protocolVersion: string | string[] | undefin
   return null;
 }
 
+/**
+ * The SDK (and Zod under it), imported at the first POST rather than at start: about 20 MB
+ * resident that a service no agent talks to never holds.
+ */
+const importSdk = () => Promise.all([import('@modelcontextprotocol/sdk/server/index.js'), import('@modelcontextprotocol/sdk/server/streamableHttp.js'), import('@modelcontextprotocol/sdk/types.js')]);
+let sdk: ReturnType<typeof importSdk> | null = null;
+const loadSdk = () => (sdk ??= importSdk());
+
 export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { door, endpoints, version, now }) => {
-  const byName = tools(endpoints);
+  // The tools, built at the first POST too.
+  let byNameOnce: Map<string, ToolOf> | null = null;
 
   app.post('/mcp', { bodyLimit: BODY_LIMIT, schema: { hide: true } }, async (request, reply) => {
     // Admitted as an API request, before anything else: each message counts, a refused batch once.
@@ -184,6 +191,8 @@ export const mcpPlugin: FastifyPluginAsync<McpOptions> = async (app, { door, end
     const admission = await door.admit(request, now(), batch && !problem ? batch.length : 1);
     door.enforce(request, reply, admission);
     if (problem) return reply.code(400).send({ jsonrpc: '2.0', error: { code: -32600, message: problem }, id: null });
+    const [{ Server }, { StreamableHTTPServerTransport }, { CallToolRequestSchema, ListToolsRequestSchema }] = await loadSdk();
+    const byName = (byNameOnce ??= tools(endpoints));
     const server = new Server({ name: 'pagescrape', version }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...byName.values()].map((entry) => entry.tool) }));
     server.setRequestHandler(CallToolRequestSchema, async (call): Promise<CallToolResult> => {

@@ -21,6 +21,7 @@ import { maintenancePlugin } from './plugins/maintenance.ts';
 import { recordsPlugin } from './plugins/records.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
 import { listeningUrl, openApiPlugin } from './plugins/openapi.ts';
+import { referencePlugin } from './plugins/reference.ts';
 import { DEFAULT_MONITOR_SETTINGS, MonitorRunner, type MonitorSettings } from '../work/monitors/runner.ts';
 import { JobRunner } from '../work/jobs.ts';
 import { isPostgresStores } from '../store/postgres/index.ts';
@@ -141,6 +142,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(errorsPlugin, { bodiesUnder: ['/dashboard', '/mcp'] });
   await app.register(metricsPlugin, { metricsToken: options.metricsToken, openMetrics: options.openMetrics });
   await app.register(openApiPlugin, { endpoints: options.endpoints, publicBaseUrl: options.publicBaseUrl });
+  await app.register(referencePlugin, { publicBaseUrl: options.publicBaseUrl });
   await app.register(healthPlugin, { stores });
   if (stores.roundTrips) app.metrics.watchBackends(stores.roundTrips);
   await app.register(maintenancePlugin, {

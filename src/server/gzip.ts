@@ -1,4 +1,4 @@
-// Whether a client takes gzip: the docs page's script (plugins/docs-page.ts) and a job's
+// Whether a client takes gzip: the docs page's script (plugins/reference.ts) and a job's
 // results (src/jobs/endpoints.ts) are sent compressed to those that do.
 
 /** Whether an Accept-Encoding header takes gzip (named, or `*`, with a weight above 0). */

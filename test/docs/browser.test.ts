@@ -9,7 +9,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
-import { KEY_PLACEHOLDER, SCALAR_KEY_PLACEHOLDER } from '../../src/server/plugins/docs-page.ts';
+import { KEY_PLACEHOLDER, SCALAR_KEY_PLACEHOLDER } from '../../src/server/plugins/reference.ts';
 import { cutOff } from '../support/layout.ts';
 import { startService, type Service } from '../support/service.ts';
 

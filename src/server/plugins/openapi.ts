@@ -2,7 +2,7 @@
 // declaration, collected by @fastify/swagger as the routes are added; /openapi.json and /docs.
 // The document carries the guide (src/docs/guide.ts), an example answer per endpoint
 // (src/docs/examples.json) and code samples per endpoint (src/docs/samples.ts).
-// The route schemas are in route-schemas.ts, the reference page in docs-page.ts.
+// The route schemas are in route-schemas.ts, the reference page at /docs in reference.ts.
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
@@ -14,7 +14,6 @@ import { guide } from '../../docs/guide.ts';
 import { codeSamples } from '../../docs/samples.ts';
 import type { ApiEndpoint, EndpointDeclaration } from '../../endpoints/types.ts';
 import { JSON_TYPE } from '../errors.ts';
-import { docsPage } from './docs-page.ts';
 
 /** One OpenAPI tag per platform, described by the platform's endpoint declarations. */
 function platformTags(endpoints: readonly EndpointDeclaration[]): { name: string; description: string }[] {
@@ -82,7 +81,6 @@ const openApi: FastifyPluginAsync<OpenApiOptions> = async (app, options) => {
       return { openapi, info: info && { ...info, description: guide(all, url) }, servers: [{ url, description: 'This service.' }], ...rest };
     },
   });
-  await docsPage(app, options.publicBaseUrl);
   app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
     reply.header('content-type', JSON_TYPE).send(JSON.stringify(app.swagger())),
   );

@@ -8,7 +8,7 @@ import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { checkpoint, pruneCache } from './maintenance.ts';
 import type { PruneOptions } from './maintenance.ts';
-import { recordInserter, type RecordRow } from './requests.ts';
+import { recordInserter, type RecordRow } from './record-rows.ts';
 
 export interface WorkerData {
   path: string;
