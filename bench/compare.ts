@@ -16,9 +16,9 @@ const rounds = Number(roundsArg);
 const seconds = Number(secondsArg);
 if (trees.length === 0) throw new Error('name the checkouts to compare');
 
-/** CPU time of a process's main thread so far, in µs (from clock ticks of 10 ms). */
-const mainThreadMicros = (pid: number): number => {
-  const fields = (readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
+/** CPU time so far, in µs (from clock ticks of 10 ms), of a process's main thread, or of all its threads. */
+const cpuMicros = (pid: number, thread: 'main' | 'all'): number => {
+  const fields = (readFileSync(thread === 'main' ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 };
 const median = (numbers: number[]): number => {
@@ -36,6 +36,8 @@ interface Checkout {
   service: number[];
   bareCpu: number[];
   serviceCpu: number[];
+  /** CPU per cache hit of every thread of the process (the embedded store's writer thread, the garbage collector's). */
+  serviceProcessCpu: number[];
 }
 
 const checkouts: Checkout[] = [];
@@ -43,15 +45,16 @@ for (const tree of trees) {
   const child = spawn(`${tree}/node_modules/.bin/node`, ['--disable-warning=ExperimentalWarning', `${tree}/bench/servers.ts`], { cwd: tree, stdio: ['ignore', 'pipe', 'inherit'] });
   process.once('exit', () => child.kill('SIGTERM'));
   const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
-  checkouts.push({ tree, child, pid: child.pid ?? 0, target: JSON.parse(line) as Checkout['target'], bare: [], service: [], bareCpu: [], serviceCpu: [] });
+  checkouts.push({ tree, child, pid: child.pid ?? 0, target: JSON.parse(line) as Checkout['target'], bare: [], service: [], bareCpu: [], serviceCpu: [], serviceProcessCpu: [] });
 }
 
-/** Requests per second and main-thread CPU µs per request of one measurement. */
-async function measure(pid: number, url: string, headers: Record<string, string>): Promise<{ rps: number; cpu: number }> {
-  const before = mainThreadMicros(pid);
+/** Requests per second and CPU µs per request (main thread, whole process) of one measurement. */
+async function measure(pid: number, url: string, headers: Record<string, string>): Promise<{ rps: number; cpu: number; processCpu: number }> {
+  const before = cpuMicros(pid, 'main');
+  const processBefore = cpuMicros(pid, 'all');
   const result = await autocannon({ url, headers, connections: 50, duration: seconds, pipelining: 1 });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { rps: result.requests.average, cpu: (mainThreadMicros(pid) - before) / result.requests.total };
+  return { rps: result.requests.average, cpu: (cpuMicros(pid, 'main') - before) / result.requests.total, processCpu: (cpuMicros(pid, 'all') - processBefore) / result.requests.total };
 }
 
 for (const c of checkouts) {
@@ -67,13 +70,17 @@ for (let round = 0; round < rounds; round += 1) {
     c.service.push(service.rps);
     c.bareCpu.push(bare.cpu);
     c.serviceCpu.push(service.cpu);
-    console.log(`${c.tree} round ${round + 1}: bare ${bare.rps.toFixed(0)} req/s (${bare.cpu.toFixed(1)} µs CPU each), service ${service.rps.toFixed(0)} req/s (${service.cpu.toFixed(1)} µs CPU each)`);
+    c.serviceProcessCpu.push(service.processCpu);
+    console.log(
+      `${c.tree} round ${round + 1}: bare ${bare.rps.toFixed(0)} req/s (${bare.cpu.toFixed(1)} µs CPU each), service ${service.rps.toFixed(0)} req/s (${service.cpu.toFixed(1)} µs CPU each, ${service.processCpu.toFixed(1)} µs all threads)`,
+    );
   }
 }
 for (const c of checkouts) {
   console.log(
     `median ${c.tree}: bare ${median(c.bare).toFixed(0)} req/s, service ${median(c.service).toFixed(0)} req/s, ratio ${(median(c.service) / median(c.bare)).toFixed(2)}x; ` +
-      `main-thread CPU per request: service ${median(c.serviceCpu).toFixed(1)} µs, bare ${median(c.bareCpu).toFixed(1)} µs, ratio ${(median(c.bareCpu) / median(c.serviceCpu)).toFixed(2)}x`,
+      `main-thread CPU per request: service ${median(c.serviceCpu).toFixed(1)} µs, bare ${median(c.bareCpu).toFixed(1)} µs, ratio ${(median(c.bareCpu) / median(c.serviceCpu)).toFixed(2)}x; ` +
+      `service, all threads: ${median(c.serviceProcessCpu).toFixed(1)} µs`,
   );
   c.child.kill('SIGTERM');
 }

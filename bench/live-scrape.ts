@@ -128,7 +128,7 @@ async function load(url: string, headers: Record<string, string>, path: (n: numb
     ],
   });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { rps: result.requests.average, total: result.requests.total, p50: result.latency.p50, p99: result.latency.p99 };
+  return { rps: result.requests.average, total: result.requests.total, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max };
 }
 
 /**
@@ -204,7 +204,7 @@ if (phases.has('1')) {
         service.push({ rps: sr.rps, cpu: sr.cpuPerRequest });
         console.log(
           `   round ${round + 1}: proxy ${pr.rps.toFixed(0)} req/s, ${pr.cpuPerRequest.toFixed(3)} ms CPU/req, main thread ${(pr.busy * 100).toFixed(0)}% busy` +
-            ` | service ${sr.rps.toFixed(0)} req/s, ${sr.cpuPerRequest.toFixed(3)} ms CPU/req, main thread ${(sr.busy * 100).toFixed(0)}% busy`,
+            ` | service ${sr.rps.toFixed(0)} req/s, ${sr.cpuPerRequest.toFixed(3)} ms CPU/req, main thread ${(sr.busy * 100).toFixed(0)}% busy, longest wait ${sr.max} ms`,
         );
       }
       const ratio = median(service.map((r) => r.rps)) / median(proxy.map((r) => r.rps));

@@ -97,7 +97,9 @@ const errors: FastifyPluginCallback<ErrorsOptions> = (app, { bodiesUnder = [] },
     }
     // The dashboard's forms and MCP's messages are read (bounded by their routes), and the JSON
     // body of an API route that declares one (a PATCH of the account's settings).
-    if (takesForms(request.url) || (request.routeOptions.config.body === true && request.routeOptions.method === request.method)) {
+    // routeOptions is built anew at each read: read once.
+    const route = request.routeOptions;
+    if (takesForms(request.url) || (route.config.body === true && route.method === request.method)) {
       hookDone();
       return;
     }
