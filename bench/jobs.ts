@@ -1,12 +1,16 @@
 // `npm run bench:jobs`: items per second through a batch job against the same number of
 // synchronous requests made by 50 concurrent clients, on the same machine, the service and the
-// sandbox upstream in this process (embedded store, no pacing); then the service's memory with
-// 10,000 items queued. Every scrape is live (distinct targets, no cache_max_age).
+// sandbox upstream in this process (no pacing); then the service's memory with 10,000 items
+// queued. Every scrape is live (distinct targets, no cache_max_age). The job runs with the
+// service's defaults (JOB_CONCURRENCY_PER_TEAM, JOB_WORKERS) unless they are set.
+//   Embedded store by default; with DATABASE_URL (a server where it may create databases), on
+//   PostgreSQL and pg-boss, in a database of its own created and dropped here.
 //   BENCH_ITEMS (default 2000) items per run; BENCH_LATENCY_MS (default 20) sandbox latency.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { loadConfig, UNPACED_ENV } from '../src/config.ts';
 import { start } from '../src/main.ts';
 import { generateKey } from '../src/server/keys.ts';
@@ -17,6 +21,27 @@ const ITEMS = Number(process.env.BENCH_ITEMS ?? 2_000);
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 20);
 const CLIENTS = 50;
 
+/** A database of its own on DATABASE_URL's server, and how to drop it. */
+async function ownDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `bench_jobs_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const own = new URL(url);
+  own.pathname = `/${name}`;
+  return {
+    url: own.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+const database = process.env.DATABASE_URL ? await ownDatabase(process.env.DATABASE_URL) : null;
 const sandbox = await startSandbox({ seed: 'bench-jobs', portBase: 0, host: '127.0.0.1', latencyMs: LATENCY_MS });
 const dir = mkdtempSync(join(tmpdir(), 'bench-jobs-'));
 const config = loadConfig({
@@ -26,8 +51,9 @@ const config = loadConfig({
   PORT: '0',
   HOST: '127.0.0.1',
   LOG_LEVEL: 'silent',
-  JOB_CONCURRENCY_PER_TEAM: process.env.JOB_CONCURRENCY_PER_TEAM ?? String(CLIENTS),
-  JOB_WORKERS: process.env.JOB_WORKERS ?? String(CLIENTS),
+  ...(database ? { DATABASE_URL: database.url, MIGRATE: 'auto' } : {}),
+  ...(process.env.JOB_CONCURRENCY_PER_TEAM ? { JOB_CONCURRENCY_PER_TEAM: process.env.JOB_CONCURRENCY_PER_TEAM } : {}),
+  ...(process.env.JOB_WORKERS ? { JOB_WORKERS: process.env.JOB_WORKERS } : {}),
   JOB_MAX_ACTIVE_PER_TEAM: '100',
   // One address runs every client here.
   MAX_CONNECTIONS_PER_ADDRESS: '1000',
@@ -82,6 +108,7 @@ try {
   await job('warm-job');
   const sync = await synchronous('sync');
   const batch = await job('job');
+  console.log(`store: ${database ? 'PostgreSQL (pg-boss)' : 'embedded (SQLite)'}`);
   console.log(`items: ${ITEMS}, sandbox latency ${LATENCY_MS} ms, job concurrency ${config.jobs.concurrencyPerTeam} per team, ${config.jobs.workers} workers`);
   console.log(`synchronous, ${CLIENTS} concurrent clients: ${sync.toFixed(0)} items/s`);
   console.log(`batch job:                         ${batch.toFixed(0)} items/s (${(batch / sync).toFixed(2)}x)`);
@@ -105,4 +132,5 @@ try {
   await running.stop();
   await sandbox.close();
   rmSync(dir, { recursive: true, force: true });
+  await database?.drop();
 }

@@ -12,8 +12,15 @@
 import { PgBoss, type Db as IDatabase, type Job } from 'pg-boss';
 import type pg from 'pg';
 
-/** The schema pg-boss owns in the service's database. */
-export const QUEUE_SCHEMA = 'job_queue';
+/**
+ * The schema pg-boss owns: `job_queue`, or `<schema>_job_queue` when DATABASE_URL puts the
+ * service's tables in a schema of their own (search_path), so that two services sharing a
+ * database never take each other's items.
+ */
+export async function queueSchema(pool: pg.Pool): Promise<string> {
+  const current = (await pool.query<{ schema: string | null }>('SELECT current_schema() AS schema')).rows[0]?.schema ?? 'public';
+  return current === 'public' ? 'job_queue' : `${current}_job_queue`;
+}
 const QUEUE = 'job-items';
 /** pg-boss's own bounds: a heartbeat of at least 10 s, an active job for at most 24 h. */
 const MIN_HEARTBEAT_S = 10;
@@ -70,7 +77,7 @@ export function itemQueue(options: QueueOptions): ItemQueue {
     (started ??= (async () => {
       const instance = new PgBoss({
         db: over(options.pool),
-        schema: QUEUE_SCHEMA,
+        schema: await queueSchema(options.pool),
         migrate: options.migrate,
         schedule: false,
         // The supervisor fails the carriers whose heartbeat lapsed: it looks twice per heartbeat
@@ -134,7 +141,7 @@ export function itemQueue(options: QueueOptions): ItemQueue {
 
 /** `admin migrate`: installs or upgrades pg-boss's schema. */
 export async function migrateQueue(pool: pg.Pool): Promise<void> {
-  const instance = new PgBoss({ db: over(pool), schema: QUEUE_SCHEMA, migrate: true, supervise: false, schedule: false });
+  const instance = new PgBoss({ db: over(pool), schema: await queueSchema(pool), migrate: true, supervise: false, schedule: false });
   instance.on('error', () => {});
   await instance.start();
   await instance.stop({ close: false, graceful: false });
