@@ -106,12 +106,18 @@ try {
   // A warm-up of each, then the measured runs.
   await synchronous('warm-sync');
   await job('warm-job');
+  const trips = () => Object.values(stores.roundTrips?.() ?? {}).reduce((sum, n) => sum + n, 0);
+  let at = trips();
   const sync = await synchronous('sync');
+  const syncTrips = (trips() - at) / ITEMS;
+  at = trips();
   const batch = await job('job');
+  const jobTrips = (trips() - at) / ITEMS;
   console.log(`store: ${database ? 'PostgreSQL (pg-boss)' : 'embedded (SQLite)'}`);
   console.log(`items: ${ITEMS}, sandbox latency ${LATENCY_MS} ms, job concurrency ${config.jobs.concurrencyPerTeam} per team, ${config.jobs.workers} workers`);
   console.log(`synchronous, ${CLIENTS} concurrent clients: ${sync.toFixed(0)} items/s`);
   console.log(`batch job:                         ${batch.toFixed(0)} items/s (${(batch / sync).toFixed(2)}x)`);
+  if (database) console.log(`PostgreSQL round trips per item: ${syncTrips.toFixed(1)} synchronous, ${jobTrips.toFixed(1)} in the job`);
 
   // Memory with 10,000 items queued: a team whose items cannot run (no credits left to reserve
   // would still run them); a job created and measured before its items are claimed, then cancelled.

@@ -904,6 +904,8 @@ export interface JobStore {
   /** Queues the failed items again; `running` while the job is queued or running. */
   retry(teamId: string, id: string, now: number): Promise<Job | 'running' | null>;
   claim(owner: string, lockUntil: number, now: number, perTeam: number): Promise<ClaimedItem | null>;
+  /** Up to `max` claims at once (PostgreSQL: in one transaction, one fetch of the queue). */
+  claimUpTo(owner: string, lockUntil: number, now: number, perTeam: number, max: number): Promise<ClaimedItem[]>;
   /** Extends the claim `owner` holds; false when it is no longer its own. */
   renew(item: ItemRef, owner: string, lockUntil: number): Promise<boolean>;
   /**

@@ -94,16 +94,19 @@ export class JobRunner {
           if (rescued > 0) this.#log.warn({ items: rescued }, 'job items whose claim lapsed queued again');
         }
         while (!this.#stopping && this.#running.size < this.#settings.workers) {
-          const item = await this.#stores.jobs.claim(this.owner, now() + this.#settings.lockMs, now(), this.#settings.concurrencyPerTeam);
-          if (!item) break;
+          // As many as there are free workers, in one claim: on PostgreSQL one transaction and one fetch of the queue.
+          const items = await this.#stores.jobs.claimUpTo(this.owner, now() + this.#settings.lockMs, now(), this.#settings.concurrencyPerTeam, this.#settings.workers - this.#running.size);
+          if (items.length === 0) break;
           claimed = true;
-          const running: Promise<void> = this.#item(item)
-            .catch((error: unknown) => this.#log.error({ err: error, jobId: item.jobId, index: item.index }, 'job item run failed; its claim lapses and it runs again'))
-            .finally(() => {
-              this.#running.delete(running);
-              this.wake();
-            });
-          this.#running.add(running);
+          for (const item of items) {
+            const running: Promise<void> = this.#item(item)
+              .catch((error: unknown) => this.#log.error({ err: error, jobId: item.jobId, index: item.index }, 'job item run failed; its claim lapses and it runs again'))
+              .finally(() => {
+                this.#running.delete(running);
+                this.wake();
+              });
+            this.#running.add(running);
+          }
         }
       } catch (error) {
         this.#log.warn({ err: error }, 'job queue unavailable');

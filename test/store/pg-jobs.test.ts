@@ -8,6 +8,7 @@ import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { openPostgresStores, type PostgresStores } from '../../src/store/postgres/index.ts';
 import { queueSchema } from '../../src/store/postgres/queue.ts';
+import { jobEventData } from '../../src/store/job-rows.ts';
 import { testBackends, type TestBackends } from '../support/backends.ts';
 
 let backends: TestBackends;
@@ -118,8 +119,12 @@ describe('postgres job store: delivery by pg-boss', () => {
       assert.equal(queued.length, 0, 'the carrier was completed');
       const [ended] = await t.s.jobs.items(job.id, { limit: 10 });
       assert.deepEqual([ended?.status, ended?.pages, ended?.creditsCharged, ended?.attempts], ['succeeded', ['{"n":1}'], 1, 1]);
-      assert.equal((await t.s.jobs.get(team.id, job.id))?.creditsCharged, 1);
+      const done = await t.s.jobs.get(team.id, job.id);
+      assert.ok(done);
+      assert.equal(done.creditsCharged, 1);
       assert.equal(await t.s.ledger.balance(team.id), 9, 'charged once');
+      const events = (await t.s.events.list(team.id)).filter((e) => e.type === 'job.completed');
+      assert.deepEqual(events.map((e) => e.data), [jobEventData(done)], 'job.completed once, the job as the API shows it');
     } finally {
       await t.close();
     }

@@ -17,7 +17,7 @@ type Row = Record<string, unknown>;
 
 const PRUNE_BATCH = 20;
 const INSERT_BATCH = 2_000;
-/** Carriers of ended or cancelled items one claim completes before it gives up for this turn. */
+/** Carriers of ended or cancelled items one claim completes before it answers with what it has. */
 const STALE_PER_CLAIM = 100;
 /** The transaction lock that serialises claims on every node (each team's cap holds exactly). */
 const CLAIM_LOCK = 0x6a6f6273;
@@ -41,13 +41,15 @@ const SQL = {
                 WHERE job_id = $1 AND status = 'failed' RETURNING idx`,
   retryJob: `UPDATE jobs SET status = 'queued', pending = pending + $1, failed = failed - $1, completed_at = NULL WHERE id = $2 RETURNING ${JOB_COLUMNS}`,
   claimLock: 'SELECT pg_advisory_xact_lock($1)',
-  // The carrier's item, waiting or (its carrier delivered again after its node died) running.
+  // The carriers' items, waiting or (a carrier delivered again after its node died) running.
   take: `
-    WITH taken AS (
-      UPDATE job_items i SET status = 'running', lock_owner = $3, lock_until = $4, attempts = i.attempts + 1
-       WHERE i.job_id = $1 AND i.idx = $2 AND i.status IN ('pending', 'running')
-      RETURNING i.job_id, i.idx, i.team_id, i.endpoint, i.params, i.attempts, i.page_count),
-    started AS (UPDATE jobs j SET status = 'running', started_at = coalesce(j.started_at, $5) FROM taken WHERE j.id = taken.job_id AND j.status = 'queued')
+    WITH wanted AS (SELECT * FROM unnest($1::text[], $2::int[], $3::text[]) AS w (job_id, idx, token)),
+    taken AS (
+      UPDATE job_items i SET status = 'running', lock_owner = w.token, lock_until = $4, attempts = i.attempts + 1
+        FROM wanted w
+       WHERE i.job_id = w.job_id AND i.idx = w.idx AND i.status IN ('pending', 'running')
+      RETURNING i.job_id, i.idx, i.team_id, i.endpoint, i.params, i.attempts, i.page_count, i.lock_owner),
+    started AS (UPDATE jobs j SET status = 'running', started_at = coalesce(j.started_at, $5) WHERE j.id IN (SELECT job_id FROM taken) AND j.status = 'queued')
     SELECT taken.*, j.key_id, j.test, j.max_pages, j.cache_max_age,
            (SELECT p.data FROM job_pages p WHERE p.job_id = taken.job_id AND p.idx = taken.idx ORDER BY p.n DESC LIMIT 1) AS last_page
       FROM taken JOIN jobs j ON j.id = taken.job_id`,
@@ -61,12 +63,23 @@ const SQL = {
                FROM held WHERE i.job_id = held.job_id AND i.idx = held.idx),
     job AS (UPDATE jobs SET pages = pages + 1, credits = credits + (SELECT count(*) FROM kept) WHERE id = $1 AND EXISTS (SELECT 1 FROM held))
     SELECT (SELECT count(*) FROM held) AS saved, (SELECT count(*) FROM kept) AS charged`,
-  end: `UPDATE job_items SET status = $1, error_code = $2, error_message = $3, finished_at = $4, lock_owner = NULL, lock_until = NULL
-         WHERE job_id = $5 AND idx = $6 AND status = 'running' AND lock_owner = $7 RETURNING team_id`,
-  jobEnded: `UPDATE jobs SET pending = pending - 1, succeeded = succeeded + $1, failed = failed + $2,
-               completed_at = CASE WHEN pending - 1 = 0 THEN $3 ELSE completed_at END,
-               status = CASE WHEN pending - 1 = 0 AND status <> 'cancelled' THEN 'completed' ELSE status END
-             WHERE id = $4 RETURNING ${JOB_COLUMNS}`,
+  // The item's end, its job's counts, and (its last item) `job.completed`: one statement.
+  finish: `
+    WITH ended AS (
+      UPDATE job_items SET status = $1, error_code = $2, error_message = $3, finished_at = $4, lock_owner = NULL, lock_until = NULL
+       WHERE job_id = $5 AND idx = $6 AND status = 'running' AND lock_owner = $7 RETURNING job_id),
+    job AS (
+      UPDATE jobs SET pending = pending - 1, succeeded = succeeded + $8, failed = failed + $9,
+             completed_at = CASE WHEN pending - 1 = 0 THEN $4 ELSE completed_at END,
+             status = CASE WHEN pending - 1 = 0 AND status <> 'cancelled' THEN 'completed' ELSE status END
+       WHERE id = $5 AND EXISTS (SELECT 1 FROM ended) RETURNING ${JOB_COLUMNS}),
+    event AS (
+      INSERT INTO events (id, team_id, type, data)
+      SELECT $10, team_id, 'job.completed', jsonb_build_object('id', id, 'label', label, 'status', status, 'total', total, 'succeeded', succeeded,
+               'failed', failed, 'cancelled', cancelled, 'pages', pages, 'creditsCharged', credits,
+               'completedAt', to_char(to_timestamp(completed_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+        FROM job WHERE pending = 0)
+    SELECT * FROM job`,
   insertEvent: "INSERT INTO events (id, team_id, type, data) VALUES ($1, $2, 'job.completed', $3)",
   requeue: `UPDATE job_items SET status = 'pending', lock_owner = NULL, lock_until = NULL, next_attempt_at = $1,
               error_code = coalesce($2, error_code), error_message = coalesce($3, error_message), attempts = attempts - $4
@@ -163,21 +176,27 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
     },
 
     async claim(owner, lockUntil, now, perTeam) {
-      return db.transaction(async (client): Promise<ClaimedItem | null> => {
+      return (await this.claimUpTo(owner, lockUntil, now, perTeam, 1))[0] ?? null;
+    },
+
+    async claimUpTo(owner, lockUntil, now, perTeam, max) {
+      return db.transaction(async (client): Promise<ClaimedItem[]> => {
         await client.query(SQL.claimLock, [CLAIM_LOCK]);
-        const stale: string[] = [];
-        try {
-          while (stale.length < STALE_PER_CLAIM) {
-            const carrier = await queue.fetch(client, perTeam);
-            if (!carrier) return null;
-            const token = `${owner}/${carrier.id}/${carrier.retryCount}`;
-            const row = await one(client, SQL.take, [carrier.data.job, carrier.data.idx, token, Math.trunc(lockUntil), Math.trunc(now)]);
-            if (!row) {
-              // Its item ended (this carrier was delivered again) or was cancelled: nothing runs.
-              stale.push(carrier.id);
-              continue;
-            }
-            const claimed: ClaimedItem = {
+        const claimed: ClaimedItem[] = [];
+        for (let stale = 0; claimed.length < max && stale < STALE_PER_CLAIM; ) {
+          const carriers = await queue.fetch(client, perTeam, max - claimed.length);
+          if (carriers.length === 0) break;
+          const tokens = carriers.map((carrier) => `${owner}/${carrier.id}/${carrier.retryCount}`);
+          const rows = (
+            await client.query(SQL.take, [carriers.map((c) => c.data.job), carriers.map((c) => c.data.idx), tokens, Math.trunc(lockUntil), Math.trunc(now)])
+          ).rows as Row[];
+          const byToken = new Map(rows.map((row) => [row.lock_owner as string, row]));
+          const ended: string[] = [];
+          carriers.forEach((carrier, n) => {
+            const row = byToken.get(tokens[n] as string);
+            // No row: its item ended (this carrier was delivered again) or was cancelled: nothing runs.
+            if (!row) return void ended.push(carrier.id);
+            const item: ClaimedItem = {
               jobId: row.job_id as string,
               index: row.idx as number,
               teamId: row.team_id as string,
@@ -191,13 +210,13 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
               storedPages: row.page_count as number,
               lastPage: (row.last_page as string | null) ?? null,
             };
-            claims.set(claimed, { owner, carrier: carrier.id, token });
-            return claimed;
-          }
-          return null;
-        } finally {
-          await queue.complete(stale, client);
+            claims.set(item, { owner, carrier: carrier.id, token: tokens[n] as string });
+            claimed.push(item);
+          });
+          await queue.complete(ended, client);
+          stale += ended.length;
         }
+        return claimed;
       });
     },
 
@@ -214,15 +233,14 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
     },
 
     async finish(item, owner, outcome, now) {
-      return db.transaction(async (client) => {
-        const error = outcome.status === 'failed' ? outcome.error : null;
-        const ended = await one(client, SQL.end, [outcome.status, error?.code ?? null, error?.message ?? null, Math.trunc(now), item.jobId, item.index, tokenOf(item, owner)]);
-        if (!ended) return null;
-        await queue.complete([(claims.get(item) as Held).carrier], client);
-        const job = toJob((await one(client, SQL.jobEnded, [outcome.status === 'succeeded' ? 1 : 0, outcome.status === 'failed' ? 1 : 0, Math.trunc(now), item.jobId])) as Row);
-        await recordEnd(client, job);
-        return job;
-      });
+      const error = outcome.status === 'failed' ? outcome.error : null;
+      const values = [outcome.status, error?.code ?? null, error?.message ?? null, Math.trunc(now), item.jobId, item.index, tokenOf(item, owner)];
+      const row = (await query(SQL.finish, [...values, outcome.status === 'succeeded' ? 1 : 0, outcome.status === 'failed' ? 1 : 0, newId('evt')])).rows[0];
+      if (!row) return null;
+      // After the item's commit, not in it (one round trip fewer per item): a node that dies in
+      // between leaves the carrier to come back, and the claim that fetches it finds the item ended.
+      await queue.complete([(claims.get(item) as Held).carrier]).catch(() => {});
+      return toJob(row);
     },
 
     async requeue(item, owner, at, error, giveBack = false) {

@@ -50,8 +50,8 @@ const inTransaction = (client: pg.PoolClient): IDatabase => over(client);
 export interface ItemQueue {
   /** Queues the carriers in `client`'s transaction. */
   send(client: pg.PoolClient, carriers: readonly Carrier[]): Promise<void>;
-  /** The next carrier whose team runs fewer than `perTeam` items, marked active in `client`'s transaction; null: none due. */
-  fetch(client: pg.PoolClient, perTeam: number): Promise<Job<Carried> | null>;
+  /** The next carriers (at most `max`) whose team runs fewer than `perTeam` items, marked active in `client`'s transaction. */
+  fetch(client: pg.PoolClient, perTeam: number, max: number): Promise<Job<Carried>[]>;
   /** Tells pg-boss the carrier's node is alive. */
   touch(id: string): Promise<void>;
   /** Completes the carriers (in `client`'s transaction when given). */
@@ -108,9 +108,8 @@ export function itemQueue(options: QueueOptions): ItemQueue {
       }));
       await (await boss()).insert(QUEUE, jobs, { db: inTransaction(client) });
     },
-    async fetch(client, perTeam) {
-      const [job] = await (await boss()).fetch<Carried>(QUEUE, { batchSize: 1, groupConcurrency: perTeam, db: inTransaction(client) });
-      return job ?? null;
+    async fetch(client, perTeam, max) {
+      return (await boss()).fetch<Carried>(QUEUE, { batchSize: max, groupConcurrency: perTeam, db: inTransaction(client) });
     },
     async touch(id) {
       await (await boss()).touch(QUEUE, id);
