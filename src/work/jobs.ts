@@ -4,9 +4,9 @@
 // the credit reserved for the job's key), page after page along the listing's cursor up to the
 // job's `max_pages`. Each page is stored in the transaction that commits its credit. A transient
 // failure (502 but an unreadable page, 503) queues the item again with back-off, up to 3 attempts;
-// any other failure ends it. Claims are renewed while an item runs; items whose node died are
-// taken up once their claim has lapsed (`rescue`), and at start on the embedded store, whose
-// only runner is this process.
+// any other failure ends it. Claims are renewed while an item runs. Items whose node died are
+// taken up once their claim has lapsed: on the embedded store by `rescue` (and at start, this
+// process being its only runner), on PostgreSQL by pg-boss when the node's heartbeats stop.
 import type { FastifyBaseLogger } from 'fastify';
 import type { UpstreamPosition } from '../endpoints/types.ts';
 import { ApiError } from '../server/errors.ts';
