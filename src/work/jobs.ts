@@ -88,7 +88,6 @@ export class JobRunner {
       if (taken > 0) this.#log.warn({ items: taken }, 'job items left running by an earlier run queued again');
     }
     while (!this.#stopping) {
-      let claimed = false;
       try {
         if (now() - this.#lastRescue >= this.#settings.lockMs / 4) {
           this.#lastRescue = now();
@@ -97,9 +96,8 @@ export class JobRunner {
         }
         while (!this.#stopping && this.#running.size < this.#settings.workers) {
           // As many as there are free workers, in one claim: on PostgreSQL one transaction and one fetch of the queue.
-          const items = await this.#stores.jobs.claimUpTo(this.owner, now() + this.#settings.lockMs, now(), this.#settings.concurrencyPerTeam, this.#settings.workers - this.#running.size);
-          if (items.length === 0) break;
-          claimed = true;
+          const free = this.#settings.workers - this.#running.size;
+          const items = await this.#stores.jobs.claimUpTo(this.owner, now() + this.#settings.lockMs, now(), this.#settings.concurrencyPerTeam, free);
           for (const item of items) {
             const running: Promise<void> = this.#item(item)
               .catch((error: unknown) => this.#log.error({ err: error, jobId: item.jobId, index: item.index }, 'job item run failed; its claim lapses and it runs again'))
@@ -109,17 +107,21 @@ export class JobRunner {
               });
             this.#running.add(running);
           }
+          // Fewer than asked: nothing more is due now (or every team with items is at its cap);
+          // asking again before a wake would only cost the queue another empty fetch.
+          if (items.length < free) break;
         }
       } catch (error) {
         this.#log.warn({ err: error }, 'job queue unavailable');
       }
       if (this.#stopping) break;
-      // A free slot or a new job wakes the loop; otherwise it polls (other nodes' jobs, back-offs).
+      // A free slot or a new job wakes the loop (at once when one came while it claimed);
+      // otherwise it polls (other nodes' jobs, back-offs).
       const full = this.#running.size >= this.#settings.workers;
       const woken = this.#woken;
       this.#woken = false;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, (claimed || woken) && !full ? 0 : this.#settings.pollMs);
+        const timer = setTimeout(resolve, woken && !full ? 0 : this.#settings.pollMs);
         timer.unref();
         this.#wake = () => {
           clearTimeout(timer);

@@ -237,9 +237,10 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
       const values = [outcome.status, error?.code ?? null, error?.message ?? null, Math.trunc(now), item.jobId, item.index, tokenOf(item, owner)];
       const row = (await query(SQL.finish, [...values, outcome.status === 'succeeded' ? 1 : 0, outcome.status === 'failed' ? 1 : 0, newId('evt')])).rows[0];
       if (!row) return null;
-      // After the item's commit, not in it (one round trip fewer per item): a node that dies in
-      // between leaves the carrier to come back, and the claim that fetches it finds the item ended.
-      await queue.complete([(claims.get(item) as Held).carrier]).catch(() => {});
+      // After the item's commit, not in it, and with other items' (a round trip less per item):
+      // a node that dies in between leaves the carrier to come back, and the claim that fetches it
+      // finds the item ended.
+      queue.completeSoon((claims.get(item) as Held).carrier);
       return toJob(row);
     },
 

@@ -27,6 +27,8 @@ const MIN_HEARTBEAT_S = 10;
 const MAX_RUN_S = 24 * 60 * 60 - 60;
 /** Carriers of a dead node go back to the queue again and again, as the item would have before. */
 const RETRY_LIMIT = 1_000_000;
+/** How long the carriers of ended items wait to be completed together (bench:jobs: a round trip less per item). */
+const COMPLETE_AFTER_MS = 50;
 
 export interface Carried {
   job: string;
@@ -56,6 +58,12 @@ export interface ItemQueue {
   touch(id: string): Promise<void>;
   /** Completes the carriers (in `client`'s transaction when given). */
   complete(ids: readonly string[], client?: pg.PoolClient): Promise<void>;
+  /**
+   * Completes the carrier of an item that has ended with others, within COMPLETE_AFTER_MS: one
+   * statement for many items. One lost (the node dies first) comes back to an ended item, which
+   * runs nothing.
+   */
+  completeSoon(id: string): void;
   /** Deletes the carriers not yet fetched of a job (cancelled), in `client`'s transaction. */
   dropQueued(client: pg.PoolClient, jobId: string): Promise<void>;
   stop(): Promise<void>;
@@ -97,7 +105,21 @@ export function itemQueue(options: QueueOptions): ItemQueue {
       throw error;
     }));
 
+  let ended: string[] = [];
+  let completing: NodeJS.Timeout | null = null;
+  const completeEnded = async (): Promise<void> => {
+    if (completing) clearTimeout(completing);
+    completing = null;
+    const ids = ended;
+    ended = [];
+    if (ids.length > 0) await (await boss()).complete(QUEUE, ids, null, { includeQueued: true });
+  };
+
   return {
+    completeSoon(id) {
+      ended.push(id);
+      completing ??= setTimeout(() => void completeEnded().catch(() => {}), COMPLETE_AFTER_MS);
+    },
     async send(client, carriers) {
       if (carriers.length === 0) return;
       const jobs = carriers.map((c) => ({
@@ -130,6 +152,7 @@ export function itemQueue(options: QueueOptions): ItemQueue {
     },
     async stop() {
       if (!started) return;
+      await completeEnded().catch(() => {});
       const instance = await started.catch(() => null);
       started = null;
       // The pool is the stores': pg-boss leaves it open.
