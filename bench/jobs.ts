@@ -5,7 +5,8 @@
 // service's defaults (JOB_CONCURRENCY_PER_TEAM, JOB_WORKERS) unless they are set.
 //   Embedded store by default; with DATABASE_URL (a server where it may create databases), on
 //   PostgreSQL and pg-boss, in a database of its own created and dropped here.
-//   BENCH_ITEMS (default 2000) items per run; BENCH_LATENCY_MS (default 20) sandbox latency.
+//   BENCH_ITEMS (default 2000) items per run; BENCH_ROUNDS (default 3) rounds of one synchronous
+//   run and one job; BENCH_LATENCY_MS (default 20) sandbox latency.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +21,7 @@ import { startSandbox } from '../sandbox/server.ts';
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 2_000);
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 20);
 const CLIENTS = 50;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 /** A database of its own on DATABASE_URL's server, and how to drop it. */
 async function ownDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -106,18 +108,24 @@ try {
   // A warm-up of each, then the measured runs.
   await synchronous('warm-sync');
   await job('warm-job');
+  // Rounds of one of each, alternated: the machine's load changes between them, and each
+  // round's ratio compares two runs made side by side. The median round is reported.
   const trips = () => Object.values(stores.roundTrips?.() ?? {}).reduce((sum, n) => sum + n, 0);
-  let at = trips();
-  const sync = await synchronous('sync');
-  const syncTrips = (trips() - at) / ITEMS;
-  at = trips();
-  const batch = await job('job');
-  const jobTrips = (trips() - at) / ITEMS;
+  const rounds: { sync: number; batch: number; syncTrips: number; jobTrips: number }[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    let at = trips();
+    const sync = await synchronous(`sync${round}-`);
+    const syncTrips = (trips() - at) / ITEMS;
+    at = trips();
+    const batch = await job(`job${round}-`);
+    rounds.push({ sync, batch, syncTrips, jobTrips: (trips() - at) / ITEMS });
+  }
   console.log(`store: ${database ? 'PostgreSQL (pg-boss)' : 'embedded (SQLite)'}`);
-  console.log(`items: ${ITEMS}, sandbox latency ${LATENCY_MS} ms, job concurrency ${config.jobs.concurrencyPerTeam} per team, ${config.jobs.workers} workers`);
-  console.log(`synchronous, ${CLIENTS} concurrent clients: ${sync.toFixed(0)} items/s`);
-  console.log(`batch job:                         ${batch.toFixed(0)} items/s (${(batch / sync).toFixed(2)}x)`);
-  if (database) console.log(`PostgreSQL round trips per item: ${syncTrips.toFixed(1)} synchronous, ${jobTrips.toFixed(1)} in the job`);
+  console.log(`items: ${ITEMS} per run, sandbox latency ${LATENCY_MS} ms, job concurrency ${config.jobs.concurrencyPerTeam} per team, ${config.jobs.workers} workers`);
+  for (const r of rounds) console.log(`  synchronous, ${CLIENTS} concurrent clients: ${r.sync.toFixed(0)} items/s; batch job: ${r.batch.toFixed(0)} items/s (${(r.batch / r.sync).toFixed(2)}x)`);
+  const median = [...rounds].sort((a, b) => a.batch / a.sync - b.batch / b.sync)[Math.floor(rounds.length / 2)] as (typeof rounds)[number];
+  console.log(`median round: ${median.sync.toFixed(0)} items/s synchronous, ${median.batch.toFixed(0)} items/s in a job: ${(median.batch / median.sync).toFixed(2)}x`);
+  if (database) console.log(`PostgreSQL round trips per item: ${median.syncTrips.toFixed(1)} synchronous, ${median.jobTrips.toFixed(1)} in the job`);
 
   // Memory with 10,000 items queued: a team whose items cannot run (no credits left to reserve
   // would still run them); a job created and measured before its items are claimed, then cancelled.
