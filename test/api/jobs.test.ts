@@ -467,6 +467,11 @@ describe('batch jobs: Redis restarted empty', () => {
       }
       await redis.stop();
       await redis.restart();
+      // The API answers 503 until the node has found Redis back; the job runs on meanwhile.
+      for (let n = 0; (await s.api.call('GET', `/v1/jobs/${id}`, key)).status !== 200; n++) {
+        assert.ok(n < 300, 'the API is back within 30 s');
+        await sleep(100);
+      }
       let job = await waitJob(s.api, key, id);
       assert.equal(job.succeeded + job.failed, 200, JSON.stringify(job));
       if (job.failed > 0) {
