@@ -125,8 +125,7 @@ export async function migrateDatabase(options: PostgresOptions, tell?: (line: st
   const pool = createPool(options);
   try {
     const applied = await migrate(pool, tell);
-    tell?.('installing or upgrading the job queue (pg-boss)');
-    await migrateQueue(pool);
+    await migrateQueue(pool, tell);
     return applied;
   } finally {
     await pool.end();

@@ -161,10 +161,26 @@ export function itemQueue(options: QueueOptions): ItemQueue {
   };
 }
 
-/** `admin migrate`: installs or upgrades pg-boss's schema. */
-export async function migrateQueue(pool: pg.Pool): Promise<void> {
-  const instance = new PgBoss({ db: over(pool), schema: await queueSchema(pool), migrate: true, supervise: false, schedule: false });
-  instance.on('error', () => {});
-  await instance.start();
-  await instance.stop({ close: false, graceful: false });
+/** Serialises installations of pg-boss's schema: nodes starting together would race on CREATE SCHEMA. */
+const INSTALL_LOCK = 0x6a6f6271;
+
+/** `admin migrate`, MIGRATE=auto: installs or upgrades pg-boss's schema, one process at a time; tells `tell` when it installs it. */
+export async function migrateQueue(pool: pg.Pool, tell?: (line: string) => void): Promise<void> {
+  const schema = await queueSchema(pool);
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [INSTALL_LOCK]);
+    try {
+      const installed = (await client.query<{ found: string | null }>('SELECT to_regclass($1) AS found', [`${schema}.version`])).rows[0]?.found;
+      if (!installed) tell?.(`installing the job queue (pg-boss) in schema ${schema}`);
+      const instance = new PgBoss({ db: over(client), schema, migrate: true, supervise: false, schedule: false });
+      instance.on('error', () => {});
+      await instance.start();
+      await instance.stop({ close: false, graceful: false });
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [INSTALL_LOCK]).catch(() => {});
+    }
+  } finally {
+    client.release();
+  }
 }
