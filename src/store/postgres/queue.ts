@@ -1,8 +1,8 @@
-// The delivery of batch job items on PostgreSQL: pg-boss, in a schema of its own (JOB_QUEUE_SCHEMA)
-// of the same database, over the stores' pool. `job_items` stays the record of every item (its
+// The delivery of batch job items on PostgreSQL: pg-boss, in a schema of its own (queueSchema) of
+// the same database, over the stores' pool. `job_items` stays the record of every item (its
 // status, pages, credits, attempts); each item waiting to run has one pg-boss job carrying
 // `{ job, idx }`, inserted in the transaction that queues the item (a job's creation, a retry, a
-// transient failure's back-off, a shutdown's give-back) and completed in the one that ends it.
+// transient failure's back-off, a shutdown's give-back) and completed once the item has ended.
 //
 // pg-boss decides who runs what: a fetch takes the oldest carrier whose team (its group) runs
 // fewer than JOB_CONCURRENCY_PER_TEAM items across every node, and a carrier whose node stopped
@@ -45,7 +45,7 @@ export interface Carrier {
   startAfter: number | null;
 }
 
-/** pg-boss statements run by `client`, in its transaction. */
+/** pg-boss's statements run by our pool, or by `client` in its transaction. */
 const over = (runner: pg.Pool | pg.PoolClient): IDatabase => ({ executeSql: async (text: string, values?: unknown[]) => runner.query(text, values) });
 const inTransaction = (client: pg.PoolClient): IDatabase => over(client);
 
