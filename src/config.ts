@@ -330,14 +330,19 @@ export function loadConfig(env: Env = process.env): Config {
       lockMs: integer(env, 'MONITOR_LOCK_MS', 15_000, 1_000),
     },
     jobs: {
-      concurrencyPerTeam: integer(env, 'JOB_CONCURRENCY_PER_TEAM', 4, 1),
+      concurrencyPerTeam: integer(env, 'JOB_CONCURRENCY_PER_TEAM', DEFAULT_JOB_CONCURRENCY_PER_TEAM, 1),
       maxActivePerTeam: integer(env, 'JOB_MAX_ACTIVE_PER_TEAM', 10, 1),
       retentionDays: integer(env, 'JOB_RETENTION_DAYS', 7, 1),
-      workers: integer(env, 'JOB_WORKERS', 16, 1),
+      workers: integer(env, 'JOB_WORKERS', DEFAULT_JOB_WORKERS, 1),
       ...(env.JOB_LOCK_MS ? { lockMs: integer(env, 'JOB_LOCK_MS', 75_000, 1_000) } : {}),
     },
   };
 }
+
+/** A team's items at once across every node (api-async.md's default: a team's share, so that teams take turns). */
+export const DEFAULT_JOB_CONCURRENCY_PER_TEAM = 4;
+/** A node's items at once, every team's: four teams at their cap. */
+export const DEFAULT_JOB_WORKERS = 16;
 
 /** How batch jobs run on this node. */
 export interface JobSettings {

@@ -25,7 +25,7 @@ import { referencePlugin } from './plugins/reference.ts';
 import { DEFAULT_MONITOR_SETTINGS, MonitorRunner, type MonitorSettings } from '../work/monitors/runner.ts';
 import { JobRunner } from '../work/jobs.ts';
 import { isPostgresStores } from '../store/postgres/index.ts';
-import type { JobSettings } from '../config.ts';
+import { DEFAULT_JOB_CONCURRENCY_PER_TEAM, DEFAULT_JOB_WORKERS, type JobSettings } from '../config.ts';
 import { routesPlugin } from './plugins/routes.ts';
 import { WebhookDispatcher, type DispatcherSettings } from '../webhooks/dispatcher.ts';
 import { systemResolver, type GuardSettings, type Resolver } from '../webhooks/guard.ts';
@@ -211,13 +211,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onClose', async () => monitorRunner.stop());
   const jobs = options.jobs ?? {};
   const runner = new JobRunner(stores, scraper, runtimesByPath, app.metrics, app.log, {
-    concurrencyPerTeam: jobs.concurrencyPerTeam ?? 4,
-    workers: jobs.workers ?? 16,
+    concurrencyPerTeam: jobs.concurrencyPerTeam ?? DEFAULT_JOB_CONCURRENCY_PER_TEAM,
+    workers: jobs.workers ?? DEFAULT_JOB_WORKERS,
     lockMs: jobs.lockMs ?? requestBudgetMs + reservationMarginMs,
     backoffMs: jobs.backoffMs ?? 1_000,
     pollMs: jobs.pollMs ?? 500,
     // The embedded store's jobs are this process's alone: what an earlier run left claimed, it left dying.
     takeOverOnStart: !isPostgresStores(stores),
+    addRecord: (record) => app.addRecord(record),
     now,
   });
   app.metrics.watchJobQueue(() => stores.jobs.depth());

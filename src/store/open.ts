@@ -110,7 +110,12 @@ function openEmbedded(config: Pick<Config, 'dataDir' | 'cacheMaxBytes'>): Stores
   }
 }
 
-type BackendConfig = Pick<Config, 'dataDir' | 'cacheMaxBytes' | 'databaseUrl' | 'redisUrl' | 'redisPrefix' | 'redisCacheMaxBytes' | 'migrateOnStart'>;
+type BackendConfig = Pick<Config, 'dataDir' | 'cacheMaxBytes' | 'databaseUrl' | 'redisUrl' | 'redisPrefix' | 'redisCacheMaxBytes' | 'migrateOnStart'> &
+  Partial<Pick<Config, 'jobs' | 'requestBudgetMs' | 'reservationMarginMs'>>;
+
+/** How long a node may go silent before its job items are taken up: JOB_LOCK_MS, or the request budget and the reservation margin (as the runner's claims). */
+const jobLockMs = (config: BackendConfig): number | undefined =>
+  config.jobs?.lockMs ?? (config.requestBudgetMs !== undefined && config.reservationMarginMs !== undefined ? config.requestBudgetMs + config.reservationMarginMs : undefined);
 
 /**
  * Opens the configured stores. On PostgreSQL, refuses a database whose schema is not this
@@ -118,7 +123,7 @@ type BackendConfig = Pick<Config, 'dataDir' | 'cacheMaxBytes' | 'databaseUrl' | 
  */
 export async function openStores(config: BackendConfig): Promise<Stores> {
   const stores = config.databaseUrl
-    ? await openPostgresStores({ url: config.databaseUrl, cacheMaxBytes: config.cacheMaxBytes, schema: config.migrateOnStart ? 'migrate' : 'check' })
+    ? await openPostgresStores({ url: config.databaseUrl, cacheMaxBytes: config.cacheMaxBytes, schema: config.migrateOnStart ? 'migrate' : 'check', jobLockMs: jobLockMs(config) })
     : openEmbedded(config);
   if (!config.redisUrl) return stores;
   return withRedis(stores, { url: config.redisUrl, prefix: config.redisPrefix, cacheMaxBytes: config.redisCacheMaxBytes });

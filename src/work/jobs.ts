@@ -4,9 +4,9 @@
 // the credit reserved for the job's key), page after page along the listing's cursor up to the
 // job's `max_pages`. Each page is stored in the transaction that commits its credit. A transient
 // failure (502 but an unreadable page, 503) queues the item again with back-off, up to 3 attempts;
-// any other failure ends it. Claims are renewed while an item runs; items whose node died are
-// taken up once their claim has lapsed (`rescue`), and at start on the embedded store, whose
-// only runner is this process.
+// any other failure ends it. Claims are renewed while an item runs. Items whose node died are
+// taken up once their claim has lapsed: on the embedded store by `rescue` (and at start, this
+// process being its only runner), on PostgreSQL by pg-boss when the node's heartbeats stop.
 import type { FastifyBaseLogger } from 'fastify';
 import type { UpstreamPosition } from '../endpoints/types.ts';
 import { ApiError, asApiError } from '../server/errors.ts';
@@ -31,6 +31,8 @@ export interface RunnerSettings {
   pollMs: number;
   /** Whether items claimed by an earlier process are taken up at once at start (one process runs every job). */
   takeOverOnStart: boolean;
+  /** Keeps the record of a scrape of an item, written with the API's own in batches (records.ts). */
+  addRecord: (record: RequestRecord) => void;
   now: () => number;
 }
 
@@ -86,7 +88,6 @@ export class JobRunner {
       if (taken > 0) this.#log.warn({ items: taken }, 'job items left running by an earlier run queued again');
     }
     while (!this.#stopping) {
-      let claimed = false;
       try {
         if (now() - this.#lastRescue >= this.#settings.lockMs / 4) {
           this.#lastRescue = now();
@@ -94,27 +95,33 @@ export class JobRunner {
           if (rescued > 0) this.#log.warn({ items: rescued }, 'job items whose claim lapsed queued again');
         }
         while (!this.#stopping && this.#running.size < this.#settings.workers) {
-          const item = await this.#stores.jobs.claim(this.owner, now() + this.#settings.lockMs, now(), this.#settings.concurrencyPerTeam);
-          if (!item) break;
-          claimed = true;
-          const running: Promise<void> = this.#item(item)
-            .catch((error: unknown) => this.#log.error({ err: error, jobId: item.jobId, index: item.index }, 'job item run failed; its claim lapses and it runs again'))
-            .finally(() => {
-              this.#running.delete(running);
-              this.wake();
-            });
-          this.#running.add(running);
+          // As many as there are free workers, in one claim: on PostgreSQL one transaction and one fetch of the queue.
+          const free = this.#settings.workers - this.#running.size;
+          const items = await this.#stores.jobs.claimUpTo(this.owner, now() + this.#settings.lockMs, now(), this.#settings.concurrencyPerTeam, free);
+          for (const item of items) {
+            const running: Promise<void> = this.#item(item)
+              .catch((error: unknown) => this.#log.error({ err: error, jobId: item.jobId, index: item.index }, 'job item run failed; its claim lapses and it runs again'))
+              .finally(() => {
+                this.#running.delete(running);
+                this.wake();
+              });
+            this.#running.add(running);
+          }
+          // Fewer than asked: nothing more is due now (or every team with items is at its cap);
+          // asking again before a wake would only cost the queue another empty fetch.
+          if (items.length < free) break;
         }
       } catch (error) {
         this.#log.warn({ err: error }, 'job queue unavailable');
       }
       if (this.#stopping) break;
-      // A free slot or a new job wakes the loop; otherwise it polls (other nodes' jobs, back-offs).
+      // A free slot or a new job wakes the loop (at once when one came while it claimed);
+      // otherwise it polls (other nodes' jobs, back-offs).
       const full = this.#running.size >= this.#settings.workers;
       const woken = this.#woken;
       this.#woken = false;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, (claimed || woken) && !full ? 0 : this.#settings.pollMs);
+        const timer = setTimeout(resolve, woken && !full ? 0 : this.#settings.pollMs);
         timer.unref();
         this.#wake = () => {
           clearTimeout(timer);
@@ -138,7 +145,7 @@ export class JobRunner {
     } finally {
       clearInterval(renewal);
       this.#metrics.jobItemLatency.observe((now() - started) / 1000);
-      if (records.length > 0) await this.#stores.requests.append(records).catch((error: unknown) => this.#log.warn({ err: error }, 'request records of a job item lost'));
+      for (const record of records) this.#settings.addRecord(record);
     }
   }
 

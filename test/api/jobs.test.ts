@@ -18,6 +18,7 @@ import { endpoints } from '../../src/endpoints/index.ts';
 import { testBackends, type TestBackends } from '../support/backends.ts';
 import { spawnService } from '../support/child-service.ts';
 import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
+import { OwnRedis } from '../support/outages.ts';
 import { byId, fixtureResult, startHarness } from './harness.ts';
 
 
@@ -445,6 +446,52 @@ describe('batch jobs: a process killed mid-job', () => {
       await stores.close();
       await sandbox.close();
       for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('batch jobs: Redis restarted empty', () => {
+  test('postgres: Redis stopped and started again empty mid-job: every item ends, each charged once; what failed meanwhile succeeds on retry', async () => {
+    const redis = await OwnRedis.start();
+    const s = await serve({ REDIS_URL: redis.url, JOB_CONCURRENCY_PER_TEAM: '4', JOB_WORKERS: '8' }, true);
+    try {
+      const { team, key } = await s.team(1_000);
+      const requests = Array.from({ length: 200 }, (_, n) => ({ endpoint: '/v1/linkpage-a/profile', params: { url: `https://linkpage-a.example/redis${n}` } }));
+      const created = await s.api.call('POST', '/v1/jobs', key, { requests });
+      assert.equal(created.status, 202, created.text);
+      const id = created.body.data.id as string;
+      for (;;) {
+        const { body } = await s.api.call('GET', `/v1/jobs/${id}`, key);
+        if (body.data.succeeded >= 20) break;
+        await sleep(20);
+      }
+      await redis.stop();
+      await redis.restart();
+      // The API answers 503 until the node has found Redis back; the job runs on meanwhile.
+      for (let n = 0; (await s.api.call('GET', `/v1/jobs/${id}`, key)).status !== 200; n++) {
+        assert.ok(n < 300, 'the API is back within 30 s');
+        await sleep(100);
+      }
+      let job = await waitJob(s.api, key, id);
+      assert.equal(job.succeeded + job.failed, 200, JSON.stringify(job));
+      if (job.failed > 0) {
+        // Items whose three attempts all met Redis down failed (503): nothing of them was lost.
+        assert.equal((await s.api.call('POST', `/v1/jobs/${id}/retry`, key)).status, 200);
+        job = await waitJob(s.api, key, id);
+      }
+      assert.equal(job.succeeded, 200, JSON.stringify(job));
+      const results = await allResults(s.api, key, id);
+      assert.ok(results.every((item) => item.status === 'succeeded' && item.pages.length === 1 && item.creditsCharged === 1));
+      assert.equal(job.creditsCharged, 200);
+      for (let n = 0; (await s.stores.ledger.usage(team.id))?.pending !== 0; n++) {
+        assert.ok(n < 600, 'reservations settled');
+        await sleep(100);
+      }
+      assert.equal(await s.stores.ledger.balance(team.id), 800, 'each item charged once');
+      assert.equal(await ledgerSum(s.stores, team.id), 800);
+    } finally {
+      await s.stop();
+      await redis.stop();
     }
   });
 });

@@ -92,7 +92,10 @@ describe('PostgreSQL schema migrations', () => {
     }
     const [code] = (await once(child, 'close')) as [number | null];
     assert.equal(code, 0, stderr);
-    assert.deepEqual(stderr.split('\n').filter((line) => line !== '').slice(1), MIGRATIONS.map((migration, index) => `migrate: applying migration ${index + 1} of ${SCHEMA_VERSION}: ${migration.name}`));
+    assert.deepEqual(stderr.split('\n').filter((line) => line !== '').slice(1), [
+      ...MIGRATIONS.map((migration, index) => `migrate: applying migration ${index + 1} of ${SCHEMA_VERSION}: ${migration.name}`),
+      `migrate: installing the job queue (pg-boss) in schema ${new URL(url).searchParams.get('options')?.replace('-c search_path=', '')}_job_queue`,
+    ]);
     assert.match(stdout, new RegExp(`^applied\\s*\\n-+\\s*\\n${MIGRATIONS.map((_, index) => index + 1).join(',')}\\s*$`));
 
     // Nothing to do, nothing said; under --json standard error holds only JSON errors.

@@ -19,7 +19,7 @@ after(() => backends.drop());
 storeBehaviour('postgres + redis', async (config) => {
   const stores = await openPostgresStores({ url: await backends.freshDatabaseUrl(), schema: 'migrate', ...config });
   return withRedis(stores, { url: backends.redisUrl, prefix: backends.freshPrefix(), cacheMaxBytes: config?.cacheMaxBytes });
-});
+}, { clockedClaims: false });
 
 webhookStoreBehaviour('postgres + redis', async () => {
   const stores = await openPostgresStores({ url: await backends.freshDatabaseUrl(), schema: 'migrate' });

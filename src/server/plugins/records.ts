@@ -23,7 +23,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Writes the request records gathered so far (they are written every second anyway). */
     writeRecords: () => Promise<void>;
-    /** Adds the record of a request made by the service itself (a monitor's run), written with the others. */
+    /** Adds the record of a request made by the service itself (a monitor's run, a job's item), written with the others. */
     addRecord: (record: RequestRecord) => void;
   }
 }

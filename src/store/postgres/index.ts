@@ -16,6 +16,7 @@ import { jobStore } from './jobs.ts';
 import { BackendMonitor } from '../monitor.ts';
 import { createPool, database, probeOf, type PostgresOptions } from './pool.ts';
 import { checkSchema, migrate } from './schema.ts';
+import { itemQueue, migrateQueue } from './queue.ts';
 
 export { MIGRATE_COMMAND, SchemaMismatchError, SCHEMA_VERSION } from './schema.ts';
 export type { FoundKey, PostgresAccountStore, TeamWatcher } from './accounts.ts';
@@ -45,6 +46,8 @@ export interface PostgresStoreOptions extends PostgresOptions {
    * `migrate`: bring it there first (MIGRATE=auto).
    */
   schema?: 'check' | 'migrate';
+  /** How long a node may go silent before its job items are taken up by others (JOB_LOCK_MS); default 75 s. */
+  jobLockMs?: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -58,8 +61,10 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
   const db = database(pool, () => closed, monitor);
   const { query } = db;
   try {
-    if (options.schema === 'migrate') await migrate(pool);
-    else await checkSchema(pool);
+    if (options.schema === 'migrate') {
+      await migrate(pool);
+      await migrateQueue(pool);
+    } else await checkSchema(pool);
   } catch (err) {
     monitor.stop();
     await health.close();
@@ -69,6 +74,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
   const cacheMaxAgeMs = options.cacheMaxAgeMs ?? 30 * DAY_MS;
   const cache = cacheStore(query, options.cacheMaxBytes ?? 1024 ** 3, cacheMaxAgeMs);
   let watcher: TeamWatcher | undefined;
+  const queue = itemQueue({ pool, migrate: false, lockMs: options.jobLockMs ?? 75_000 });
   const stores: PostgresStores = {
     accounts: accountStore(db, () => watcher),
     users: userStore(query),
@@ -77,7 +83,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     events: eventLog(query),
     webhooks: webhookStore(db),
     monitors: monitorStore(db),
-    jobs: jobStore(db),
+    jobs: jobStore(db, queue),
     ledger: ledger(query, () => watcher),
     cache,
     cacheMaxAgeMs,
@@ -104,6 +110,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     async close(): Promise<void> {
       if (closed) return;
       await cache.flush().catch(() => {});
+      await queue.stop().catch(() => {});
       closed = true;
       monitor.stop();
       await health.close();
@@ -117,7 +124,9 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
 export async function migrateDatabase(options: PostgresOptions, tell?: (line: string) => void): Promise<number[]> {
   const pool = createPool(options);
   try {
-    return await migrate(pool, tell);
+    const applied = await migrate(pool, tell);
+    await migrateQueue(pool, tell);
+    return applied;
   } finally {
     await pool.end();
   }

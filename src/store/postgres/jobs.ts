@@ -1,22 +1,31 @@
-// Batch jobs on PostgreSQL, shared by every node. The queue is the `job_items` table itself,
-// claimed with FOR UPDATE SKIP LOCKED: a claim is one statement that locks the row of the team
-// whose turn it is (in `job_teams`, skipping teams another node is claiming for), checks its
-// running count under that lock, and takes its oldest item due. Ending an item, requeueing it
-// and the rescue of items whose node died lower the count in the same transaction.
+// Batch jobs on PostgreSQL, shared by every node. `job_items` is the record of each item (status,
+// pages, credits, attempts); pg-boss (queue.ts) delivers them: a claim fetches the next carrier
+// and takes its item, in one transaction that holds the queue's claim lock, so that racing
+// claims of every node hold each team's cap exactly. Taking an item is idempotent: a carrier
+// whose item has ended (delivered again after its node committed the end) or was cancelled is
+// completed and nothing runs. A carrier whose node died comes back through pg-boss's heartbeat,
+// and its item, still `running` under the dead claim, is taken over; the dead claim can no
+// longer store a page (each claim has a token of its own: node, carrier, attempt).
 import type pg from 'pg';
 import { decodeJobCursor, encodeJobCursor, ITEM_COLUMNS, JOB_COLUMNS, jobEventData, toItem, toJob } from '../job-rows.ts';
 import { newId } from '../rules.ts';
-import type { ClaimedItem, Job, JobItem, JobStore, NewJob } from '../types.ts';
+import type { ClaimedItem, ItemRef, Job, JobItem, JobStore, NewJob } from '../types.ts';
 import type { Db } from './pool.ts';
+import type { ItemQueue } from './queue.ts';
 
 type Row = Record<string, unknown>;
 
 const PRUNE_BATCH = 20;
 const INSERT_BATCH = 2_000;
+/** Carriers of ended or cancelled items one claim completes before it answers with what it has. */
+const STALE_PER_CLAIM = 100;
+/** The transaction lock that serialises claims on every node (each team's cap holds exactly). */
+const CLAIM_LOCK = 0x6a6f6273;
 
 const SQL = {
   lockTeam: 'INSERT INTO job_teams (team_id) VALUES ($1) ON CONFLICT (team_id) DO UPDATE SET team_id = excluded.team_id',
   active: "SELECT count(*) AS n FROM jobs WHERE team_id = $1 AND status IN ('queued', 'running')",
+  waiting: "SELECT count(*) AS n FROM job_items WHERE team_id = $1 AND status = 'pending'",
   insertJob: `INSERT INTO jobs (id, team_id, key_id, test, label, status, created_at, total, pending, cache_max_age, max_pages)
               VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $7, $8, $9)`,
   insertItems: `INSERT INTO job_items (job_id, idx, team_id, queued_at, endpoint, params, status)
@@ -29,26 +38,18 @@ const SQL = {
                 completed_at = CASE WHEN pending - $1 = 0 THEN $2 ELSE completed_at END
               WHERE id = $3 RETURNING ${JOB_COLUMNS}`,
   retryItems: `UPDATE job_items SET status = 'pending', attempts = 0, error_code = NULL, error_message = NULL, next_attempt_at = 0, finished_at = NULL
-                WHERE job_id = $1 AND status = 'failed'`,
+                WHERE job_id = $1 AND status = 'failed' RETURNING idx`,
   retryJob: `UPDATE jobs SET status = 'queued', pending = pending + $1, failed = failed - $1, completed_at = NULL WHERE id = $2 RETURNING ${JOB_COLUMNS}`,
-  claim: `
-    WITH team AS (
-      SELECT t.team_id FROM job_teams t
-       WHERE t.running < $4
-         AND EXISTS (SELECT 1 FROM job_items i WHERE i.team_id = t.team_id AND i.status = 'pending' AND i.next_attempt_at <= $3)
-       ORDER BY t.running, t.served_at, t.team_id
-       LIMIT 1 FOR UPDATE SKIP LOCKED),
-    item AS (
-      SELECT i.job_id, i.idx FROM job_items i JOIN team ON i.team_id = team.team_id
-       WHERE i.status = 'pending' AND i.next_attempt_at <= $3
-       ORDER BY i.queued_at, i.job_id, i.idx
-       LIMIT 1 FOR UPDATE OF i SKIP LOCKED),
+  claimLock: 'SELECT pg_advisory_xact_lock($1)',
+  // The carriers' items, waiting or (a carrier delivered again after its node died) running.
+  take: `
+    WITH wanted AS (SELECT * FROM unnest($1::text[], $2::int[], $3::text[]) AS w (job_id, idx, token)),
     taken AS (
-      UPDATE job_items i SET status = 'running', lock_owner = $1, lock_until = $2, attempts = i.attempts + 1
-        FROM item WHERE i.job_id = item.job_id AND i.idx = item.idx
-      RETURNING i.job_id, i.idx, i.team_id, i.endpoint, i.params, i.attempts, i.page_count),
-    served AS (UPDATE job_teams t SET running = t.running + 1, served_at = $3 FROM taken WHERE t.team_id = taken.team_id),
-    started AS (UPDATE jobs j SET status = 'running', started_at = coalesce(j.started_at, $3) FROM taken WHERE j.id = taken.job_id AND j.status = 'queued')
+      UPDATE job_items i SET status = 'running', lock_owner = w.token, lock_until = $4, attempts = i.attempts + 1
+        FROM wanted w
+       WHERE i.job_id = w.job_id AND i.idx = w.idx AND i.status IN ('pending', 'running')
+      RETURNING i.job_id, i.idx, i.team_id, i.endpoint, i.params, i.attempts, i.page_count, i.lock_owner),
+    started AS (UPDATE jobs j SET status = 'running', started_at = coalesce(j.started_at, $5) WHERE j.id IN (SELECT job_id FROM taken) AND j.status = 'queued')
     SELECT taken.*, j.key_id, j.test, j.max_pages, j.cache_max_age,
            (SELECT p.data FROM job_pages p WHERE p.job_id = taken.job_id AND p.idx = taken.idx ORDER BY p.n DESC LIMIT 1) AS last_page
       FROM taken JOIN jobs j ON j.id = taken.job_id`,
@@ -62,26 +63,27 @@ const SQL = {
                FROM held WHERE i.job_id = held.job_id AND i.idx = held.idx),
     job AS (UPDATE jobs SET pages = pages + 1, credits = credits + (SELECT count(*) FROM kept) WHERE id = $1 AND EXISTS (SELECT 1 FROM held))
     SELECT (SELECT count(*) FROM held) AS saved, (SELECT count(*) FROM kept) AS charged`,
-  end: `UPDATE job_items SET status = $1, error_code = $2, error_message = $3, finished_at = $4, lock_owner = NULL, lock_until = NULL
-         WHERE job_id = $5 AND idx = $6 AND status = 'running' AND lock_owner = $7 RETURNING team_id`,
-  unserve: 'UPDATE job_teams SET running = greatest(0, running - $1) WHERE team_id = $2',
-  jobEnded: `UPDATE jobs SET pending = pending - 1, succeeded = succeeded + $1, failed = failed + $2,
-               completed_at = CASE WHEN pending - 1 = 0 THEN $3 ELSE completed_at END,
-               status = CASE WHEN pending - 1 = 0 AND status <> 'cancelled' THEN 'completed' ELSE status END
-             WHERE id = $4 RETURNING ${JOB_COLUMNS}`,
+  // The item's end, its job's counts, and (its last item) `job.completed`: one statement.
+  finish: `
+    WITH ended AS (
+      UPDATE job_items SET status = $1, error_code = $2, error_message = $3, finished_at = $4, lock_owner = NULL, lock_until = NULL
+       WHERE job_id = $5 AND idx = $6 AND status = 'running' AND lock_owner = $7 RETURNING job_id),
+    job AS (
+      UPDATE jobs SET pending = pending - 1, succeeded = succeeded + $8, failed = failed + $9,
+             completed_at = CASE WHEN pending - 1 = 0 THEN $4 ELSE completed_at END,
+             status = CASE WHEN pending - 1 = 0 AND status <> 'cancelled' THEN 'completed' ELSE status END
+       WHERE id = $5 AND EXISTS (SELECT 1 FROM ended) RETURNING ${JOB_COLUMNS}),
+    event AS (
+      INSERT INTO events (id, team_id, type, data)
+      SELECT $10, team_id, 'job.completed', jsonb_build_object('id', id, 'label', label, 'status', status, 'total', total, 'succeeded', succeeded,
+               'failed', failed, 'cancelled', cancelled, 'pages', pages, 'creditsCharged', credits,
+               'completedAt', to_char(to_timestamp(completed_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+        FROM job WHERE pending = 0)
+    SELECT * FROM job`,
   insertEvent: "INSERT INTO events (id, team_id, type, data) VALUES ($1, $2, 'job.completed', $3)",
-  requeue: `
-    WITH back AS (UPDATE job_items SET status = 'pending', lock_owner = NULL, lock_until = NULL, next_attempt_at = $1,
-                    error_code = coalesce($2, error_code), error_message = coalesce($3, error_message), attempts = attempts - $4
-                   WHERE job_id = $5 AND idx = $6 AND status = 'running' AND lock_owner = $7 RETURNING team_id)
-    UPDATE job_teams t SET running = greatest(0, t.running - 1) FROM back WHERE t.team_id = back.team_id RETURNING t.team_id`,
-  rescue: `
-    WITH due AS (SELECT job_id, idx FROM job_items WHERE status = 'running' AND lock_until < $1 FOR UPDATE SKIP LOCKED),
-    back AS (UPDATE job_items i SET status = 'pending', lock_owner = NULL, lock_until = NULL FROM due
-              WHERE i.job_id = due.job_id AND i.idx = due.idx AND i.status = 'running' RETURNING i.team_id),
-    per_team AS (SELECT team_id, count(*) AS n FROM back GROUP BY team_id),
-    unserved AS (UPDATE job_teams t SET running = greatest(0, t.running - p.n) FROM per_team p WHERE t.team_id = p.team_id)
-    SELECT count(*) AS n FROM back`,
+  requeue: `UPDATE job_items SET status = 'pending', lock_owner = NULL, lock_until = NULL, next_attempt_at = $1,
+              error_code = coalesce($2, error_code), error_message = coalesce($3, error_message), attempts = attempts - $4
+             WHERE job_id = $5 AND idx = $6 AND status = 'running' AND lock_owner = $7 RETURNING team_id`,
   items: `SELECT ${ITEM_COLUMNS} FROM job_items WHERE job_id = $1 AND idx > $2 ORDER BY idx LIMIT $3`,
   itemsOf: `SELECT ${ITEM_COLUMNS} FROM job_items WHERE job_id = $1 AND idx > $2 AND status IN ($3, $4) ORDER BY idx LIMIT $5`,
   pages: 'SELECT idx, data FROM job_pages WHERE job_id = $1 AND idx = ANY($2::int[]) ORDER BY idx, n',
@@ -90,12 +92,28 @@ const SQL = {
           DELETE FROM jobs j USING ended WHERE j.id = ended.id`,
 };
 
-export function jobStore(db: Db): JobStore {
+/** What this process's claim of an item is: its carrier, and the token that fences its writes. */
+interface Held {
+  owner: string;
+  carrier: string;
+  token: string;
+}
+
+export function jobStore(db: Db, queue: ItemQueue): JobStore {
   const { query } = db;
   const one = async (client: pg.PoolClient, text: string, values: unknown[]): Promise<Row | undefined> => (await client.query(text, values)).rows[0] as Row | undefined;
   const teamJob = (job: Job | null, teamId: string): Job | null => (job && job.teamId === teamId ? job : null);
   const recordEnd = async (client: pg.PoolClient, job: Job): Promise<void> => {
     if (job.pending === 0) await client.query(SQL.insertEvent, [newId('evt'), job.teamId, JSON.stringify(jobEventData(job))]);
+  };
+  const waiting = async (client: pg.PoolClient, teamId: string): Promise<number> => Number((await one(client, SQL.waiting, [teamId]))?.n ?? 0);
+  // The claims of this process, by the item the runner holds (the runner hands the same object
+  // back to renew, store, end or requeue it). Another owner, or an item not claimed here, has no
+  // token: its writes match no row.
+  const claims = new WeakMap<ItemRef, Held>();
+  const tokenOf = (item: ItemRef, owner: string): string => {
+    const held = claims.get(item);
+    return held && held.owner === owner ? held.token : `${owner}/unclaimed`;
   };
 
   return {
@@ -104,12 +122,15 @@ export function jobStore(db: Db): JobStore {
         // The team's row serialises the creations of its jobs on every node: the cap holds.
         await client.query(SQL.lockTeam, [job.teamId]);
         if (Number((await one(client, SQL.active, [job.teamId]))?.n) >= maxActive) return null;
+        const ahead = await waiting(client, job.teamId);
         const id = newId('job');
         const at = Math.trunc(now);
         await client.query(SQL.insertJob, [id, job.teamId, job.keyId, job.test, job.label, at, job.items.length, job.cacheMaxAge, job.maxPages]);
         for (let from = 0; from < job.items.length; from += INSERT_BATCH) {
           const batch = job.items.slice(from, from + INSERT_BATCH);
-          await client.query(SQL.insertItems, [id, job.teamId, at, batch.map((_, n) => from + n), batch.map((item) => item.endpoint), batch.map((item) => JSON.stringify(item.params))]);
+          const indexes = batch.map((_, n) => from + n);
+          await client.query(SQL.insertItems, [id, job.teamId, at, indexes, batch.map((item) => item.endpoint), batch.map((item) => JSON.stringify(item.params))]);
+          await queue.send(client, indexes.map((index) => ({ jobId: id, index, teamId: job.teamId, ahead: ahead + index, startAfter: null })));
         }
         return toJob((await one(client, SQL.get, [id])) as Row);
       });
@@ -133,6 +154,7 @@ export function jobStore(db: Db): JobStore {
         const job = teamJob(row ? toJob(row) : null, teamId);
         if (!job || (job.status !== 'queued' && job.status !== 'running')) return job;
         const n = (await client.query(SQL.cancelItems, [Math.trunc(now), id])).rowCount ?? 0;
+        await queue.dropQueued(client, id);
         const after = toJob((await one(client, SQL.cancelJob, [n, Math.trunc(now), id])) as Row);
         await recordEnd(client, after);
         return after;
@@ -145,62 +167,98 @@ export function jobStore(db: Db): JobStore {
         const job = teamJob(row ? toJob(row) : null, teamId);
         if (!job) return null;
         if (job.status === 'queued' || job.status === 'running' || job.pending > 0) return 'running' as const;
-        const n = (await client.query(SQL.retryItems, [id])).rowCount ?? 0;
-        if (n === 0) return job;
-        const after = toJob((await one(client, SQL.retryJob, [n, id])) as Row);
-        await client.query('INSERT INTO job_teams (team_id) VALUES ($1) ON CONFLICT DO NOTHING', [teamId]);
-        return after;
+        const ahead = await waiting(client, teamId);
+        const indexes = (await client.query(SQL.retryItems, [id])).rows.map((r) => r.idx as number);
+        if (indexes.length === 0) return job;
+        await queue.send(client, indexes.map((index, n) => ({ jobId: id, index, teamId, ahead: ahead + n, startAfter: null })));
+        return toJob((await one(client, SQL.retryJob, [indexes.length, id])) as Row);
       });
     },
 
     async claim(owner, lockUntil, now, perTeam) {
-      const row = (await query(SQL.claim, [owner, Math.trunc(lockUntil), Math.trunc(now), perTeam])).rows[0];
-      if (!row) return null;
-      const claimed: ClaimedItem = {
-        jobId: row.job_id as string,
-        index: row.idx as number,
-        teamId: row.team_id as string,
-        keyId: row.key_id as string,
-        test: row.test as boolean,
-        endpoint: row.endpoint as string,
-        params: JSON.parse(row.params as string) as Record<string, string>,
-        attempts: row.attempts as number,
-        maxPages: row.max_pages as number,
-        cacheMaxAge: (row.cache_max_age as string | null) ?? null,
-        storedPages: row.page_count as number,
-        lastPage: (row.last_page as string | null) ?? null,
-      };
-      return claimed;
+      return (await this.claimUpTo(owner, lockUntil, now, perTeam, 1))[0] ?? null;
+    },
+
+    async claimUpTo(owner, lockUntil, now, perTeam, max) {
+      return db.transaction(async (client): Promise<ClaimedItem[]> => {
+        await client.query(SQL.claimLock, [CLAIM_LOCK]);
+        const claimed: ClaimedItem[] = [];
+        for (let stale = 0; claimed.length < max && stale < STALE_PER_CLAIM; ) {
+          const carriers = await queue.fetch(client, perTeam, max - claimed.length);
+          if (carriers.length === 0) break;
+          const tokens = carriers.map((carrier) => `${owner}/${carrier.id}/${carrier.retryCount}`);
+          const rows = (
+            await client.query(SQL.take, [carriers.map((c) => c.data.job), carriers.map((c) => c.data.idx), tokens, Math.trunc(lockUntil), Math.trunc(now)])
+          ).rows as Row[];
+          const byToken = new Map(rows.map((row) => [row.lock_owner as string, row]));
+          const ended: string[] = [];
+          carriers.forEach((carrier, n) => {
+            const row = byToken.get(tokens[n] as string);
+            // No row: its item ended (this carrier was delivered again) or was cancelled: nothing runs.
+            if (!row) return void ended.push(carrier.id);
+            const item: ClaimedItem = {
+              jobId: row.job_id as string,
+              index: row.idx as number,
+              teamId: row.team_id as string,
+              keyId: row.key_id as string,
+              test: row.test as boolean,
+              endpoint: row.endpoint as string,
+              params: JSON.parse(row.params as string) as Record<string, string>,
+              attempts: row.attempts as number,
+              maxPages: row.max_pages as number,
+              cacheMaxAge: (row.cache_max_age as string | null) ?? null,
+              storedPages: row.page_count as number,
+              lastPage: (row.last_page as string | null) ?? null,
+            };
+            claims.set(item, { owner, carrier: carrier.id, token: tokens[n] as string });
+            claimed.push(item);
+          });
+          await queue.complete(ended, client);
+          stale += ended.length;
+        }
+        return claimed;
+      });
     },
 
     async renew(item, owner, lockUntil) {
-      return ((await query(SQL.renew, [Math.trunc(lockUntil), item.jobId, item.index, owner])).rowCount ?? 0) === 1;
+      const held = (await query(SQL.renew, [Math.trunc(lockUntil), item.jobId, item.index, tokenOf(item, owner)])).rowCount === 1;
+      const carrier = claims.get(item)?.carrier;
+      if (held && carrier) await queue.touch(carrier);
+      return held;
     },
 
     async savePage(item, owner, data, reservationId) {
-      const row = (await query(SQL.savePage, [item.jobId, item.index, owner, reservationId, data])).rows[0] as Row;
+      const row = (await query(SQL.savePage, [item.jobId, item.index, tokenOf(item, owner), reservationId, data])).rows[0] as Row;
       return { saved: Number(row.saved) === 1, charged: Number(row.charged) === 1 };
     },
 
     async finish(item, owner, outcome, now) {
-      return db.transaction(async (client) => {
-        const error = outcome.status === 'failed' ? outcome.error : null;
-        const ended = await one(client, SQL.end, [outcome.status, error?.code ?? null, error?.message ?? null, Math.trunc(now), item.jobId, item.index, owner]);
-        if (!ended) return null;
-        await client.query(SQL.unserve, [1, ended.team_id]);
-        const job = toJob((await one(client, SQL.jobEnded, [outcome.status === 'succeeded' ? 1 : 0, outcome.status === 'failed' ? 1 : 0, Math.trunc(now), item.jobId])) as Row);
-        await recordEnd(client, job);
-        return job;
-      });
+      const error = outcome.status === 'failed' ? outcome.error : null;
+      const values = [outcome.status, error?.code ?? null, error?.message ?? null, Math.trunc(now), item.jobId, item.index, tokenOf(item, owner)];
+      const row = (await query(SQL.finish, [...values, outcome.status === 'succeeded' ? 1 : 0, outcome.status === 'failed' ? 1 : 0, newId('evt')])).rows[0];
+      if (!row) return null;
+      // After the item's commit, not in it, and with other items' (a round trip less per item):
+      // a node that dies in between leaves the carrier to come back, and the claim that fetches it
+      // finds the item ended.
+      queue.completeSoon((claims.get(item) as Held).carrier);
+      return toJob(row);
     },
 
     async requeue(item, owner, at, error, giveBack = false) {
-      const result = await query(SQL.requeue, [Math.trunc(at), error?.code ?? null, error?.message ?? null, giveBack ? 1 : 0, item.jobId, item.index, owner]);
-      return (result.rowCount ?? 0) === 1;
+      return db.transaction(async (client) => {
+        const row = await one(client, SQL.requeue, [Math.trunc(at), error?.code ?? null, error?.message ?? null, giveBack ? 1 : 0, item.jobId, item.index, tokenOf(item, owner)]);
+        if (!row) return false;
+        // A new carrier, due at `at`, at the head of its team's turn; the old one is done.
+        await queue.complete([(claims.get(item) as Held).carrier], client);
+        await queue.send(client, [{ jobId: item.jobId, index: item.index, teamId: row.team_id as string, ahead: 0, startAfter: Math.trunc(at) }]);
+        return true;
+      });
     },
 
-    async rescue(now) {
-      return Number((await query(SQL.rescue, [Math.trunc(now)])).rows[0]?.n ?? 0);
+    async rescue() {
+      // pg-boss's supervisor does it: a carrier whose heartbeat lapsed goes back to the queue, and
+      // the claim that fetches it again takes its item over.
+      return 0;
     },
 
     async items(jobId, { after = -1, limit, status }) {

@@ -151,9 +151,14 @@ export function ledger(query: Query, watcher: () => TeamWatcher | undefined): Le
     async refund(reservationId: string): Promise<{ refunded: boolean; balance: number }> {
       const row = await one(SQL.refund, [reservationId]);
       if (!row) throw new Error(`unknown reservation ${reservationId}`);
-      const refunded = row.after !== null;
-      if (refunded) changed(row.team_id as string, row.version, row.after);
-      return { refunded, balance: (refunded ? row.after : row.before) as number };
+      if (row.after !== null) {
+        changed(row.team_id as string, row.version, row.after);
+        return { refunded: true, balance: row.after as number };
+      }
+      // Settled by another call: one that waited for it (a racing refund, the sweep) read
+      // \`before\` in a snapshot taken before that call committed, so the balance is read again.
+      const now = await one(SQL.balance, [row.team_id]);
+      return { refunded: false, balance: Number(now?.credits ?? row.before) };
     },
 
     async refundExpired(now: number): Promise<number> {

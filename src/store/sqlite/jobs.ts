@@ -163,6 +163,12 @@ export function jobStore(c: Connection): JobStore {
       });
     },
 
+    async claimUpTo(owner, lockUntil, now, perTeam, max) {
+      const claimed: ClaimedItem[] = [];
+      for (let item; claimed.length < max && (item = await this.claim(owner, lockUntil, now, perTeam)); ) claimed.push(item);
+      return claimed;
+    },
+
     async renew(item, owner, lockUntil) {
       return c.run(() => Number(st.renew.run(Math.trunc(lockUntil), item.jobId, item.index, owner).changes) === 1);
     },

@@ -93,7 +93,8 @@ export interface JobPage {
 /**
  * Batch jobs and their items: a queue in the database that any node claims from. An item is
  * claimed by one node at a time until a lock deadline (renewed while it runs); one whose node
- * died is taken up by another once that deadline has passed (`rescue`). Claims let each team run
+ * died is taken up by another once that deadline has passed (`rescue`; on PostgreSQL pg-boss's
+ * heartbeat, store/postgres/queue.ts). Claims let each team run
  * at most `perTeam` items at once across all nodes, and let teams take turns (the team with the
  * fewest running, then the one served longest ago). A page of an item is stored in the same
  * transaction that commits its credit's reservation: stored and charged together, or neither.
@@ -109,6 +110,8 @@ export interface JobStore {
   /** Queues the failed items again; `running` while the job is queued or running. */
   retry(teamId: string, id: string, now: number): Promise<Job | 'running' | null>;
   claim(owner: string, lockUntil: number, now: number, perTeam: number): Promise<ClaimedItem | null>;
+  /** Up to `max` claims at once (PostgreSQL: in one transaction, one fetch of the queue). */
+  claimUpTo(owner: string, lockUntil: number, now: number, perTeam: number, max: number): Promise<ClaimedItem[]>;
   /** Extends the claim `owner` holds; false when it is no longer its own. */
   renew(item: ItemRef, owner: string, lockUntil: number): Promise<boolean>;
   /**
