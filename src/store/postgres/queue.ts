@@ -9,7 +9,7 @@
 // heartbeating is failed back to the queue by the supervisor of any live node and fetched again.
 // Carriers are fetched by priority first: an item's priority is minus the number of its team's
 // items waiting ahead of it, so teams take turns rather than wait behind an older team's job.
-import { PgBoss, type Db as IDatabase, type Job } from 'pg-boss';
+import type { PgBoss, Db as IDatabase, Job } from 'pg-boss';
 import type pg from 'pg';
 
 /**
@@ -83,6 +83,8 @@ export function itemQueue(options: QueueOptions): ItemQueue {
   const heartbeatSeconds = Math.max(MIN_HEARTBEAT_S, Math.ceil(options.lockMs / 1000));
   const boss = (): Promise<PgBoss> =>
     (started ??= (async () => {
+      // Imported here: a service on the embedded store, or one that never runs a job, never loads it.
+      const { PgBoss } = await import('pg-boss');
       const instance = new PgBoss({
         db: over(options.pool),
         schema: await queueSchema(options.pool),
@@ -173,6 +175,7 @@ export async function migrateQueue(pool: pg.Pool, tell?: (line: string) => void)
     try {
       const installed = (await client.query<{ found: string | null }>('SELECT to_regclass($1) AS found', [`${schema}.version`])).rows[0]?.found;
       if (!installed) tell?.(`installing the job queue (pg-boss) in schema ${schema}`);
+      const { PgBoss } = await import('pg-boss');
       const instance = new PgBoss({ db: over(client), schema, migrate: true, supervise: false, schedule: false });
       instance.on('error', () => {});
       await instance.start();
