@@ -1,7 +1,8 @@
 // The NDJSON results of a job of 10,000 items stream in bounded memory: while the client reads
 // nothing, the service reads no more of the job's items from the store than the socket holds
 // (counted by a spy on the store's `items`), and once the client reads, every line arrives in
-// item order. The items are cache hits of one page, so the job runs in seconds.
+// item order. The items are cache hits of one page, so the job runs in seconds. While they
+// wait, /readyz answers 200: a long queue is not a service unable to serve.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request, type IncomingMessage } from 'node:http';
@@ -45,6 +46,9 @@ describe('batch jobs: the NDJSON of 10,000 items', () => {
       const created = await fetch(`${running.address}/v1/jobs`, { method: 'POST', headers, body: JSON.stringify({ requests, cache_max_age: '30d' }) });
       assert.equal(created.status, 202, await created.clone().text());
       const id = ((await created.json()) as { data: { id: string } }).data.id;
+      // A long queue is work waiting, not a service unable to serve: /readyz stays 200.
+      const ready = await fetch(`${running.address}/readyz`);
+      assert.equal(ready.status, 200, await ready.text());
       const until = Date.now() + 300_000;
       for (;;) {
         const job = (await (await fetch(`${running.address}/v1/jobs/${id}`, { headers })).json()) as { data: { status: string; succeeded: number; creditsCharged: number } };
