@@ -3,7 +3,7 @@
 // ones (pages.ts).
 import type { EndpointDeclaration } from '../endpoints/types.ts';
 import type { Stores } from '../store/types.ts';
-import type { GuardSettings, Resolver } from '../webhooks/guard.ts';
+import type { WebhookSettings } from './webhooks.ts';
 
 export interface DashboardOptions {
   stores: Stores;
@@ -18,5 +18,5 @@ export interface DashboardOptions {
   /** PUBLIC_BASE_URL: cookies are Secure when it is https, or when the request came over HTTPS. */
   publicBaseUrl?: string | undefined;
   /** The webhooks' address guard and dispatcher, as the API's routes have them. */
-  webhooks?: { guard: GuardSettings; resolver: Resolver; nudge: () => void };
+  webhooks?: WebhookSettings;
 }

@@ -12,7 +12,7 @@ import { keyPages } from './keys.ts';
 import { monitorsPage } from './monitors.ts';
 import type { DashboardOptions } from './options.ts';
 import type { SignedIn } from './session.ts';
-import { copyField, creditsField, DAY_MS, dayStart, mayGuard, SIGNED_IN_FORM, time, type Scope } from './signed-in.ts';
+import { creditsField, DAY_MS, dayStart, mayGuard, SIGNED_IN_FORM, type Scope } from './signed-in.ts';
 import { tryItPages } from './try-it.ts';
 import { usagePages } from './usage.ts';
 import { userPages } from './users.ts';
@@ -167,7 +167,7 @@ export const signedInPages: FastifyPluginAsync<DashboardOptions> = async (app, {
   // ---- Try it (try-it.ts)
   tryItPages(app, tools, endpoints, callAs);
   // ---- Webhooks (webhooks.ts)
-  await webhookPages(app, { ...tools, copyField, time, formOf: (...fields) => [...SIGNED_IN_FORM, ...fields], webhooks });
+  await webhookPages(app, tools, webhooks);
   // ---- Monitors (monitors.ts)
   monitorsPage(app, tools);
 };

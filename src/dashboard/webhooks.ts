@@ -3,34 +3,30 @@
 // button), send a test, rotate the secret, delete; and each endpoint's delivery log with status
 // and timing, and redeliver. Members see the endpoints and their logs only.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { EVENT_TYPES, type Stores, type User, type WebhookEndpoint } from '../store/types.ts';
+import { EVENT_TYPES, type User, type WebhookEndpoint } from '../store/types.ts';
 import { registrationProblem, systemResolver, type GuardSettings, type Resolver } from '../webhooks/guard.ts';
 import { MAX_WEBHOOKS, ROTATION_OVERLAP_MS } from '../webhooks/endpoints.ts';
 import { newSecret } from '../webhooks/sign.ts';
 import { html, notice, PageError, table, type Html } from './html.ts';
+import { copyField, SIGNED_IN_FORM, time, type PageTools, type Scope } from './signed-in.ts';
 
-/** What the Webhooks page borrows of the signed-in pages (pages.ts). */
-export interface WebhookPageTools<Scope extends { team: { id: string }; user: User; teamQuery: string; teamField: Html }> {
-  stores: Stores;
-  now: () => number;
-  scopeOf: (request: FastifyRequest) => Promise<Scope>;
-  show: (reply: FastifyReply, scope: Scope, current: string, title: string, body: Html, status?: number) => unknown;
-  csrfField: (scope: Scope) => Html;
-  teamLine: (scope: Scope) => Html;
-  copyField: (id: string, label: string, value: string) => Html;
-  time: (iso: string | null) => Html;
-  formOf: (...fields: string[]) => readonly string[];
-  webhooks?: { guard: GuardSettings; resolver: Resolver; nudge: () => void };
+/** The address guard and the dispatcher, as the API's webhook routes have them. */
+export interface WebhookSettings {
+  guard: GuardSettings;
+  resolver: Resolver;
+  nudge: () => void;
 }
+
+/** The fields every form of the page posts, and `fields`. */
+const formOf = (...fields: string[]): readonly string[] => [...SIGNED_IN_FORM, ...fields];
 
 const DESCRIPTION_MAX = 200;
 const LOG_ROWS = 50;
 
-export async function webhookPages<Scope extends { team: { id: string }; user: User; teamQuery: string; teamField: Html }>(app: FastifyInstance, tools: WebhookPageTools<Scope>): Promise<void> {
-  const { stores, now, scopeOf, show, csrfField, teamLine, copyField, time, formOf } = tools;
-  const guard = tools.webhooks?.guard ?? { allowPrivate: false, allowHttp: false };
-  const resolver = tools.webhooks?.resolver ?? systemResolver;
-  const nudge = () => tools.webhooks?.nudge();
+export async function webhookPages(app: FastifyInstance, { stores, now, scopeOf, show, csrfField, teamLine }: PageTools, webhooks?: WebhookSettings): Promise<void> {
+  const guard = webhooks?.guard ?? { allowPrivate: false, allowHttp: false };
+  const resolver = webhooks?.resolver ?? systemResolver;
+  const nudge = () => webhooks?.nudge();
   const mayManage = (user: User) => user.role !== 'member';
 
   async function owner(request: FastifyRequest): Promise<Scope> {
