@@ -127,9 +127,12 @@ function sendData(reply: FastifyReply, request: FastifyRequest, caller: Caller, 
   reply.code(status).header('content-type', JSON_TYPE).send(`{"data":${dataJson},"meta":${JSON.stringify(freeMeta(request.id, caller))}}`);
 }
 
+/** The 404 of a job the team does not have (the id echoed back only in part: the answer stays small). */
+const noJob = (id: string) => new ApiError('NOT_FOUND', `The team has no job ${id.length > 100 ? `${id.slice(0, 100)}…` : id}.`);
+
 async function ownJob(context: JobContext, id: string): Promise<Job> {
   const job = id.length <= 100 ? await context.stores.jobs.get(context.caller.team.id, id) : null;
-  if (!job) throw new ApiError('NOT_FOUND', `The team has no job ${id.length > 100 ? `${id.slice(0, 100)}…` : id}.`);
+  if (!job) throw noJob(id);
   return job;
 }
 
@@ -273,9 +276,9 @@ const cancel: JobEndpoint = {
   data: JobView,
   status: 200,
   async handle(request, reply, context) {
-    await ownJob(context, request.params.id as string);
+    // The store's cancel is the team's own: an unknown job, or another team's, is null.
     const job = await context.stores.jobs.cancel(context.caller.team.id, request.params.id as string, context.now);
-    if (!job) throw new ApiError('NOT_FOUND', `The team has no job ${request.params.id}.`);
+    if (!job) throw noJob(request.params.id as string);
     sendData(reply, request, context.caller, JSON.stringify(jobView(job)));
   },
 };
@@ -291,9 +294,8 @@ const retry: JobEndpoint = {
   data: JobView,
   status: 200,
   async handle(request, reply, context) {
-    await ownJob(context, request.params.id as string);
     const job = await context.stores.jobs.retry(context.caller.team.id, request.params.id as string, context.now);
-    if (job === null) throw new ApiError('NOT_FOUND', `The team has no job ${request.params.id}.`);
+    if (job === null) throw noJob(request.params.id as string);
     if (job === 'running') throw new ApiError('CONFLICT', 'The job is still queued or running; retry its failed items once it has ended.');
     context.runner.wake();
     sendData(reply, request, context.caller, JSON.stringify(jobView(job)));

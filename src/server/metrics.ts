@@ -223,6 +223,7 @@ export class Metrics {
       },
     });
   }
+
   readonly jobItems = new Counter({
     name: 'api_job_items_total',
     help: 'Batch job items by outcome: succeeded, failed (ended so), retried (a transient failure, queued again)',

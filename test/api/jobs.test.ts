@@ -326,6 +326,14 @@ for (const scaleOut of [false, true]) {
         assert.equal(capped.body.error.code, 'RATE_LIMITED');
         assert.equal((await s.api.call('GET', `/v1/jobs/${first.body.data.id}`, other.key)).status, 404);
         assert.equal((await s.api.call('GET', `/v1/jobs/${first.body.data.id}/results`, other.key)).status, 404);
+        // Another team can neither cancel nor retry it: 404, and the job goes on.
+        for (const action of ['cancel', 'retry']) {
+          const refused = await s.api.call('POST', `/v1/jobs/${first.body.data.id}/${action}`, other.key);
+          assert.equal(refused.status, 404, refused.text);
+          assert.equal(refused.body.error.code, 'NOT_FOUND');
+        }
+        assert.notEqual((await s.api.call('GET', `/v1/jobs/${first.body.data.id}`, key)).body.data.status, 'cancelled');
+        assert.equal((await s.api.call('POST', '/v1/jobs/job_nosuchjob/cancel', key)).status, 404);
         const listed = await s.api.call('GET', '/v1/jobs?limit=5', key);
         assert.deepEqual(listed.body.data.jobs.map((j: { id: string }) => j.id), [first.body.data.id]);
         await s.api.call('POST', `/v1/jobs/${first.body.data.id}/cancel`, key);
