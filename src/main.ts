@@ -7,7 +7,7 @@ import { endpoints } from './endpoints/index.ts';
 import { buildApp } from './server/app.ts';
 import { metricsListener } from './server/plugins/metrics.ts';
 import { openStores } from './store/open.ts';
-import { listenFailure, stopOnSignals } from './lifecycle.ts';
+import { collectStartGarbage, listenFailure, stopOnSignals } from './lifecycle.ts';
 import type { Stores } from './store/types.ts';
 import type { FastifyInstance } from 'fastify';
 
@@ -77,6 +77,8 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
   };
   let address: string;
   try {
+    await app.ready();
+    collectStartGarbage();
     address = await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await release();
