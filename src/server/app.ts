@@ -24,7 +24,7 @@ import { listeningUrl, openApiPlugin } from './plugins/openapi.ts';
 import { referencePlugin } from './plugins/reference.ts';
 import { DEFAULT_MONITOR_SETTINGS, MonitorRunner, type MonitorSettings } from '../work/monitors/runner.ts';
 import { JobRunner } from '../work/jobs.ts';
-import { isPostgresStores } from '../store/postgres/index.ts';
+import { isPostgresStores } from '../store/postgres/kind.ts';
 import { DEFAULT_JOB_CONCURRENCY_PER_TEAM, DEFAULT_JOB_WORKERS, type JobSettings } from '../config.ts';
 import { routesPlugin } from './plugins/routes.ts';
 import { WebhookDispatcher, type DispatcherSettings } from '../webhooks/dispatcher.ts';

@@ -13,8 +13,6 @@ import { chmodSync, existsSync, readFileSync, renameSync, rmSync, statSync, writ
 import { basename, join } from 'node:path';
 import type { Config } from '../config.ts';
 import { describeFsError } from '../fs-errors.ts';
-import { migrateDatabase, openPostgresStores } from './postgres/index.ts';
-import { withRedis } from './redis/index.ts';
 import { openSqliteStores, sqliteFiles } from './sqlite/index.ts';
 import { MissingDatabaseError, type Stores } from './types.ts';
 
@@ -122,10 +120,13 @@ const jobLockMs = (config: BackendConfig): number | undefined =>
  * program's (SchemaMismatchError names the command that fixes it) unless MIGRATE=auto.
  */
 export async function openStores(config: BackendConfig): Promise<Stores> {
+  // PostgreSQL and Redis (with pg and ioredis) are imported only when configured: the embedded
+  // service does not hold their modules (about 4 MB resident at rest, npm run bench:idle-memory).
   const stores = config.databaseUrl
-    ? await openPostgresStores({ url: config.databaseUrl, cacheMaxBytes: config.cacheMaxBytes, schema: config.migrateOnStart ? 'migrate' : 'check', jobLockMs: jobLockMs(config) })
+    ? await (await import('./postgres/index.ts')).openPostgresStores({ url: config.databaseUrl, cacheMaxBytes: config.cacheMaxBytes, schema: config.migrateOnStart ? 'migrate' : 'check', jobLockMs: jobLockMs(config) })
     : openEmbedded(config);
   if (!config.redisUrl) return stores;
+  const { withRedis } = await import('./redis/index.ts');
   return withRedis(stores, { url: config.redisUrl, prefix: config.redisPrefix, cacheMaxBytes: config.redisCacheMaxBytes });
 }
 
@@ -134,6 +135,7 @@ export async function migrateStores(config: Pick<Config, 'databaseUrl'>, tell?: 
   if (!config.databaseUrl) {
     throw new Error('migrate applies to PostgreSQL: set DATABASE_URL. The embedded SQLite store migrates itself when it opens.');
   }
+  const { migrateDatabase } = await import('./postgres/index.ts');
   return { applied: await migrateDatabase({ url: config.databaseUrl }, tell) };
 }
 

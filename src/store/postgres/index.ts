@@ -34,8 +34,6 @@ export interface PostgresStores extends Stores {
   watchTeams(watcher: TeamWatcher, prefix: string): Promise<void>;
 }
 
-export const isPostgresStores = (stores: Stores): stores is PostgresStores => 'watchTeams' in stores;
-
 export interface PostgresStoreOptions extends PostgresOptions {
   /** Bound on the cache's total size (value, key and target bytes); default 1 GiB. */
   cacheMaxBytes?: number;

@@ -2,7 +2,7 @@
 // authentication), the flights of identical scrapes and the platforms' shared state (socialnet's
 // session), the platforms' pace across nodes; in front of PostgreSQL, also a copy of each team's key versions and balance for the
 // gate. `withRedis` puts them in front of the database's stores.
-import { isPostgresStores } from '../postgres/index.ts';
+import { isPostgresStores } from '../postgres/kind.ts';
 import type { Stores } from '../types.ts';
 import { connected, createRedis, type RedisOptions } from './client.ts';
 import { TieredCache } from './cache.ts';
