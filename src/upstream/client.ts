@@ -4,7 +4,7 @@
 // at most 5 redirects within the platform, are decoded (gzip, deflate, br) and capped in size
 // while streaming, and counted against the process-wide memory budget for upstream bodies
 // while the scrape holds them (./memory.ts). Each kind of failure ends as a typed outcome.
-import { Pool, errors as undiciErrors } from 'undici';
+import type { Pool } from 'undici';
 import { MemoryBudget, type MemoryLease } from './memory.ts';
 import { UpstreamOutcome } from './outcomes.ts';
 import { DIRECT, type EgressState, type Pacer } from './pacing.ts';
@@ -12,6 +12,7 @@ import { ProxyPool, type Proxy, type ProxySpec } from './proxies.ts';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from './types.ts';
 import { API_HEADERS, isProxyFailure, lowerCase, PAGE_HEADERS, sleep, Transient, transportProblem } from './transport.ts';
 import { readBody, type BodyCharge } from './body.ts';
+import { undici } from './undici.ts';
 
 
 export interface PlatformOrigin {
@@ -136,7 +137,7 @@ export class UpstreamClient {
   #pool(origin: string): Pool {
     let pool = this.#pools.get(origin);
     if (!pool) {
-      pool = new Pool(origin, {
+      pool = new (undici().Pool)(origin, {
         connections: this.#options.connections,
         connect: { timeout: this.#options.connectTimeoutMs },
         keepAliveTimeout: 10_000,
@@ -320,7 +321,7 @@ export class UpstreamClient {
           }
           throw error;
         }
-        if (error instanceof undiciErrors.ResponseExceededMaxSizeError) {
+        if (error instanceof undici().errors.ResponseExceededMaxSizeError) {
           throw new UpstreamOutcome('unrecognised', platform, `response larger than undici's size limit`, { cause: error });
         }
         if (error instanceof Transient) {

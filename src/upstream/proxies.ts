@@ -6,7 +6,8 @@
 // A proxy is named everywhere (logs, metrics, errors) by its label, `scheme://host:port`: its
 // credentials never leave the dispatcher that uses them.
 import { readFileSync } from 'node:fs';
-import { ProxyAgent, Socks5ProxyAgent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { undici } from './undici.ts';
 
 export const SCHEMES = ['http:', 'https:', 'socks5:'] as const;
 const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'https:': '443' };
@@ -64,6 +65,7 @@ export class Proxy {
   constructor(spec: ProxySpec, connections: number) {
     this.label = spec.label;
     const url = new URL(spec.url);
+    const { ProxyAgent, Socks5ProxyAgent } = undici();
     this.dispatcher = url.protocol === 'socks5:' ? new Socks5ProxyAgent(spec.url, { connections }) : new ProxyAgent({ uri: spec.url, connections });
   }
 

@@ -1,10 +1,10 @@
 // What the upstream client sends and how it reads what goes wrong: the browser-like headers, the
 // failures of the transport (transient or a mistake of ours), of a proxy, and the body decoders.
 // Used by client.ts alone.
-import { errors as undiciErrors } from 'undici';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Transform } from 'node:stream';
 import { UpstreamOutcome } from './outcomes.ts';
+import { undici } from './undici.ts';
 
 const USER_AGENT =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36';
@@ -38,7 +38,7 @@ export const API_HEADERS = {
 export function isProxyFailure(error: unknown): boolean {
   const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
   return (
-    error instanceof undiciErrors.ConnectTimeoutError ||
+    error instanceof undici().errors.ConnectTimeoutError ||
     (error instanceof Error && /proxy/i.test(error.message)) ||
     code === 'ECONNREFUSED' ||
     code === 'ECONNRESET' ||
@@ -80,12 +80,12 @@ const errorCode = (error: unknown): string | undefined => {
  */
 export function transportProblem(error: unknown): string | null {
   const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof undiciErrors.HTTPParserError || (error as Error)?.name === 'HTTPParserError') {
+  if (error instanceof undici().errors.HTTPParserError || (error as Error)?.name === 'HTTPParserError') {
     return `malformed HTTP from the upstream: ${message}`;
   }
   const code = errorCode(error);
   if (code !== undefined && REQUEST_MISTAKES.has(code)) return null;
-  if (error instanceof undiciErrors.UndiciError) return `${code ?? 'UND_ERR'}: ${message}`;
+  if (error instanceof undici().errors.UndiciError) return `${code ?? 'UND_ERR'}: ${message}`;
   const name = (error as Error)?.name;
   if (name === 'AbortError' || name === 'TimeoutError') return message;
   // System (errno), TLS (OpenSSL) and zlib errors all carry a string code.

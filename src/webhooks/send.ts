@@ -2,7 +2,8 @@
 // in everything the receiver controls: the time (one timeout over connection, answer and body),
 // the answer read (64 KB at most, the first 1 KB kept), redirects (never followed: a 3xx is a
 // failure) and connections (a few per receiver's origin).
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
+import { undici } from '../upstream/undici.ts';
 import { checkUrl, guardedLookup, RefusedAddressError, systemResolver, type GuardSettings, type Resolver } from './guard.ts';
 
 export interface SendSettings {
@@ -33,12 +34,20 @@ const USER_AGENT = 'pagescrape-webhooks/1';
 
 export class Sender {
   readonly #settings: SendSettings;
-  readonly #agent: Agent;
+  /** Made at the first attempt, with undici (see upstream/undici.ts). */
+  #agent: Agent | null = null;
+  #closed = false;
 
   constructor(settings: SendSettings) {
     this.#settings = settings;
+  }
+
+  #dispatcher(): Agent {
+    if (this.#agent) return this.#agent;
+    if (this.#closed) throw new Error('the sender is closed');
+    const settings = this.#settings;
     const lookup = guardedLookup(settings.guard, settings.resolver ?? systemResolver);
-    this.#agent = new Agent({
+    this.#agent = new (undici().Agent)({
       connect: { lookup: lookup as never, timeout: settings.timeoutMs },
       connections: settings.connectionsPerOrigin ?? 2,
       headersTimeout: settings.timeoutMs,
@@ -46,6 +55,7 @@ export class Sender {
       keepAliveTimeout: 4_000,
       pipelining: 1,
     });
+    return this.#agent;
   }
 
   async send(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<AttemptResult> {
@@ -56,9 +66,9 @@ export class Sender {
     const timeout = AbortSignal.timeout(this.#settings.timeoutMs);
     const bound = signal ? AbortSignal.any([timeout, signal]) : timeout;
     try {
-      const answer = await request(checked.url, {
+      const answer = await undici().request(checked.url, {
         method: 'POST',
-        dispatcher: this.#agent,
+        dispatcher: this.#dispatcher(),
         signal: bound,
         headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
         body,
@@ -87,7 +97,8 @@ export class Sender {
   }
 
   async close(): Promise<void> {
-    await this.#agent.destroy().catch(() => {});
+    this.#closed = true;
+    await this.#agent?.destroy().catch(() => {});
   }
 }
 
