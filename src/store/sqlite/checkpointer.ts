@@ -81,13 +81,15 @@ export function startBackground(c: Connection, path: string, busyTimeoutMs: numb
   // the size is looked at every few commits, and a log over the limit calls a round at once.
   let commits = 0;
   let calledAt = 0;
-  // Rows changed by this connection so far (SQLite's count): a commit that leaves it as it is
-  // (a timer's transaction that found nothing to do) does not start the thread.
+  // Rows changed by this connection so far (SQLite's count, less the write probe's, which leave
+  // nothing behind): a commit that leaves it as it is (a timer's transaction that found nothing
+  // to do) does not start the thread.
   const changes = c.db.prepare('SELECT total_changes() AS n');
-  const changedAtStart = (changes.get() as { n: number }).n;
+  const changed = () => (changes.get() as { n: number }).n - c.probeChanges;
+  const changedAtStart = changed();
   c.afterCommit = () => {
     if (failed || stopping) return;
-    if (!worker && (changes.get() as { n: number }).n === changedAtStart) return;
+    if (!worker && changed() === changedAtStart) return;
     const running = thread();
     commits += 1;
     if (commits % COMMITS_PER_WAL_CHECK !== 0 || walBytes(path) <= walMaxBytes) return;

@@ -69,6 +69,8 @@ export class Connection {
   #versionFresh = false;
   /** Called after each committed write transaction (the log's growth is watched from there). */
   afterCommit: (() => void) | null = null;
+  /** Rows the write probe has inserted and deleted again: SQLite counts them among this connection's changes. */
+  probeChanges = 0;
   /** Writes waiting for the next group commit (see `txGrouped`). */
   #grouped: { fn: () => unknown; resolve: (value: unknown) => void; reject: (err: unknown) => void }[] = [];
 
@@ -167,8 +169,9 @@ export class Connection {
   probeWrite(): void {
     this.#transaction(() => {
       const pageSize = (this.#st.pageSize.get() as Row).page_size as number;
-      this.#st.probeInsert.run(pageSize);
-      this.#st.probeDelete.run();
+      const inserted = this.#st.probeInsert.run(pageSize).changes;
+      const deleted = this.#st.probeDelete.run().changes;
+      this.probeChanges += Number(inserted) + Number(deleted);
     }, false);
   }
 
