@@ -1,12 +1,13 @@
 // Child process of bench/cache-hit.ts: the full service (auth, rate limit, cache, envelope;
 // real SQLite store) and a bare Fastify route serving the same JSON body, on two ports.
 import Fastify from 'fastify';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { endpoints } from '../src/endpoints/index.ts';
 import { webhookConfig } from '../src/config.ts';
 import { buildApp } from '../src/server/app.ts';
+import { logDestination } from '../src/main.ts';
 import { generateKey } from '../src/server/keys.ts';
 import { openSqliteStores } from '../src/store/sqlite/index.ts';
 
@@ -19,12 +20,14 @@ const stores = openSqliteStores({ path: join(dir, 'service.db') });
 // promise and handle of the process) would be measured as part of the service.
 const { paging: _paging, ...fixture } = JSON.parse(readFileSync(new URL('../test/fixtures/upstream/linkpage-a-expected-profile.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 const declarations = endpoints.map((endpoint) => (endpoint.id === ENDPOINT ? { ...endpoint, extractor: async () => ({ data: fixture, next: null }) } : endpoint));
-// As the service runs: with its webhook dispatcher polling beside the requests.
+// As the service runs: with its webhook dispatcher polling beside the requests, and its log at
+// the default level (a line per request) going where `npm run serve > file` sends it.
 const app = await buildApp({
   stores,
   endpoints: declarations,
   cursorSecret: 'bench-cursor-secret-0123456789',
   webhooks: { delivery: webhookConfig({}) },
+  logger: { level: 'info', stream: logDestination(join(dir, 'service.log')) },
 });
 const team = await stores.accounts.createTeam({ name: 'bench', credits: 10, rateLimit: 1_000_000 });
 const key = generateKey();
@@ -57,5 +60,6 @@ process.on('SIGTERM', async () => {
   await app.close();
   await bare.close();
   await stores.close();
+  rmSync(dir, { recursive: true, force: true });
   process.exit(0);
 });

@@ -10,6 +10,7 @@ import { openStores } from './store/open.ts';
 import { collectStartGarbage, listenFailure, stopOnSignals } from './lifecycle.ts';
 import type { Stores } from './store/types.ts';
 import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
 
 
 /** The upstream client for the configured origins, paced per node or, with Redis in `stores`, across nodes. */
@@ -22,6 +23,24 @@ export function upstreamClient(config: Config, stores?: Pick<Stores, 'pacer'>): 
   const pacer = stores?.pacer?.(limits, config.paceQueue) ?? new LocalPacer(limits, config.paceQueue);
   return new UpstreamClient({ platforms, maxBodyBytes: config.upstreamMaxBytes, memoryBytes: config.upstreamMemoryBytes, pacer, proxies: config.proxies });
 }
+
+/**
+ * Where the service's log goes: standard output, a write(2) per 4 KiB of lines rather than per
+ * line (pino's default), and whatever is gathered written out every 250 ms and when the process
+ * exits. With a line per request, a cache hit takes 37.5 -> 35.2 µs of main-thread CPU with the
+ * log going to a file (bench/compare.ts). pino's asynchronous destination costs more: each
+ * write goes through the thread pool (16 µs of CPU per write of one line, 1 µs a line at 50). Up to 250 ms of lines are lost if the process is killed
+ * (SIGKILL), as with any buffered log.
+ */
+export function logDestination(dest: number | string = 1): LogDestination {
+  const destination = pino.destination({ dest, sync: true, minLength: 4096, periodicFlush: 250 });
+  if (unflushed.size === 0) process.once('exit', () => unflushed.forEach((open) => open.flushSync()));
+  unflushed.add(destination);
+  destination.once('close', () => unflushed.delete(destination));
+  return destination;
+}
+type LogDestination = ReturnType<typeof pino.destination>;
+const unflushed = new Set<LogDestination>();
 
 export interface Running {
   app: FastifyInstance;
@@ -50,7 +69,7 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
     breaker: config.breaker,
     metricsToken: config.metricsToken,
     publicBaseUrl: config.publicBaseUrl,
-    logger: { level: config.logLevel },
+    logger: { level: config.logLevel, stream: logDestination() },
     connections: config.connections,
     trustProxy: config.trustProxy,
     requestRecordsDays: config.requestRecordsDays,

@@ -188,7 +188,7 @@ const requests: AccountEndpoint = {
       cursor: position,
     });
     return {
-      requests: page.records.map(({ teamId: _team, ...record }) => record),
+      requests: page.records.map(({ teamId: _team, ...record }) => ({ ...record, at: new Date(record.at).toISOString() })),
       paging: {
         cursor: page.next === null ? null : sealer.seal('account.requests', filter, { records: page.next }, now),
         hasNextPage: page.next !== null,

@@ -362,8 +362,9 @@ export function buildCli(stores: () => Promise<Stores>, print: (text: string) =>
         if (error instanceof RangeError) throw new CliError(`--cursor is not one this command printed.`, 'VALIDATION_ERROR');
         throw error;
       }
-      if (program.opts().json) out({ records: page.records, next: page.next });
-      else print(`${table(page.records.map((record) => ({ ...record })))}${page.next ? `\n\nnext page: --cursor ${page.next}` : ''}`);
+      const records = page.records.map((record) => ({ ...record, at: new Date(record.at).toISOString() }));
+      if (program.opts().json) out({ records, next: page.next });
+      else print(`${table(records)}${page.next ? `\n\nnext page: --cursor ${page.next}` : ''}`);
     });
   return program;
 }

@@ -87,7 +87,7 @@ export function usagePages(app: FastifyInstance, { stores, now, scopeOf, show, t
         ${table(
           [{ label: 'Time (UTC)' }, { label: 'Endpoint' }, { label: 'Status' }, { label: 'Credits', num: true }, { label: 'Cached' }, { label: 'Duration', num: true }, { label: 'Request id', long: true }],
           records.map((r) => [
-            time(r.at),
+            time(new Date(r.at).toISOString()),
             apiPath(r.endpoint),
             html`${r.status}${r.errorCode ? html` <small>${r.errorCode}</small>` : ''}`,
             r.credits,

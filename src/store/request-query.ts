@@ -7,7 +7,7 @@ type Row = Record<string, unknown>;
 
 export const toRecord = (r: Row): RequestRecord => ({
   requestId: r.request_id as string,
-  at: new Date(Number(r.at)).toISOString(),
+  at: Number(r.at),
   teamId: r.team_id as string,
   keyId: r.key_id as string,
   endpoint: r.endpoint as string,
@@ -42,6 +42,6 @@ export function listingFilter(query: RequestQuery): { where: string[]; values: u
 export function pageOf(rows: Row[], limit: number): RequestPage {
   const records = rows.slice(0, limit).map(toRecord);
   const last = rows.length > limit ? records[records.length - 1] : undefined;
-  return { records, next: last ? encodeRecordCursor({ at: Date.parse(last.at), requestId: last.requestId }) : null };
+  return { records, next: last ? encodeRecordCursor({ at: last.at, requestId: last.requestId }) : null };
 }
 

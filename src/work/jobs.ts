@@ -188,7 +188,7 @@ export class JobRunner {
       const requestId = newRequestId();
       const at = now();
       const record = (status: number, errorCode: string | null, credits: number, cached: boolean): void => {
-        records.push({ requestId, at: new Date(at).toISOString(), teamId: item.teamId, keyId: item.keyId, endpoint: item.endpoint, status, errorCode, credits, cached, durationMs: Math.round((now() - at) * 100) / 100, jobId: item.jobId });
+        records.push({ requestId, at, teamId: item.teamId, keyId: item.keyId, endpoint: item.endpoint, status, errorCode, credits, cached, durationMs: Math.round((now() - at) * 100) / 100, jobId: item.jobId });
       };
       let page;
       try {

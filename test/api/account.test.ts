@@ -103,8 +103,13 @@ describe('account endpoints', () => {
     await h.app.writeRecords();
 
     const first = answer(await h.get('/v1/account/requests', { 'x-api-key': team.key }), 99);
-    const records = first.requests as { requestId: string; status: number; keyId: string }[];
+    const records = first.requests as { requestId: string; at: string; status: number; keyId: string }[];
     assert.equal(records.length, 50);
+    // The store keeps epoch ms; the API answers the time as ISO 8601 in UTC, to the millisecond.
+    for (const record of records) {
+      assert.match(record.at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.ok(Math.abs(Date.parse(record.at) - Date.now()) < 60_000);
+    }
     assert.equal(records[0]?.status, 422, 'newest first');
     assert.equal(records[0]?.keyId, team.keyId);
     assert.ok(!('teamId' in (records[0] ?? {})));

@@ -699,10 +699,11 @@ describe('operator CLI on the database of an app with test extractors (200s)', (
     const [ledger, usage, requests, failed, requestsTable] = await Promise.all([
       adminJson<LedgerRow[]>(h.dir, 'ledger', '--team', team.id),
       adminJson<Record<string, unknown>>(h.dir, 'usage', '--team', team.id),
-      adminJson<{ records: { requestId: string; status: number; credits: number }[]; next: string | null }>(h.dir, 'requests', '--team', team.id, '--since', '1h'),
+      adminJson<{ records: { requestId: string; at: string; status: number; credits: number }[]; next: string | null }>(h.dir, 'requests', '--team', team.id, '--since', '1h'),
       adminJson<{ records: { requestId: string; errorCode: string }[]; next: string | null }>(h.dir, 'requests', '--team', team.id, '--status', '402'),
       admin(h.dir, 'requests', '--team', team.id, '--limit', '2'),
     ]);
+    for (const record of requests.records) assert.match(record.at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, 'times printed as ISO 8601');
     assert.deepEqual(
       requests.records.map((r) => [r.status, r.credits]).sort(),
       [

@@ -716,7 +716,7 @@ export function storeBehaviour(name: string, open: OpenStores, { clockedClaims =
       const t0 = Date.UTC(2026, 10, 20, 23, 59, 0);
       const record = (teamId: string, i: number, extra: Partial<RequestRecord> = {}): RequestRecord => ({
         requestId: `req_${String(i).padStart(4, '0')}${uid('r').replaceAll('-', '')}`,
-        at: new Date(t0 + i * MINUTE).toISOString(),
+        at: t0 + i * MINUTE,
         teamId,
         keyId: 'key_1',
         endpoint: i % 2 ? '/v1/shopfront/shop' : '/v1/snapmsg/profile',

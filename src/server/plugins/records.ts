@@ -74,7 +74,7 @@ const records: FastifyPluginCallback<RecordsOptions> = (app, { stores }, done) =
     const { outcome } = state;
     waiting.push({
       requestId: request.id,
-      at: new Date(Date.now() - reply.elapsedTime).toISOString(),
+      at: Math.trunc(Date.now() - reply.elapsedTime),
       teamId: caller.team.id,
       keyId: caller.keyId,
       endpoint: state.path ?? request.url.split('?')[0] ?? '',

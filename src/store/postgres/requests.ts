@@ -23,7 +23,7 @@ export function requestLog(query: Query): RequestLog {
          ON CONFLICT (request_id) DO NOTHING`,
         [
           column((r) => r.requestId),
-          column((r) => Date.parse(r.at)),
+          column((r) => r.at),
           column((r) => r.teamId),
           column((r) => r.keyId),
           column((r) => r.endpoint),

@@ -7,7 +7,7 @@ import type { RequestRecord } from '../types.ts';
 /** A record as its row's values, in the insert's column order; what crosses to the background thread. */
 export type RecordRow = [string, number, string, string, string, number, string | null, number, number, number, string | null];
 
-export const recordRow = (r: RequestRecord): RecordRow => [r.requestId, Date.parse(r.at), r.teamId, r.keyId, r.endpoint, r.status, r.errorCode, r.credits, r.cached ? 1 : 0, r.durationMs, r.jobId ?? null];
+export const recordRow = (r: RequestRecord): RecordRow => [r.requestId, r.at, r.teamId, r.keyId, r.endpoint, r.status, r.errorCode, r.credits, r.cached ? 1 : 0, r.durationMs, r.jobId ?? null];
 
 /** Rows per INSERT statement: one statement for many rows spares a call into SQLite per row (8.2 -> 7.2 µs of CPU a row, measured). */
 const ROWS_PER_STATEMENT = 32;

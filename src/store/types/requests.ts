@@ -4,8 +4,8 @@
 /** One API request of a known caller, as it was answered. */
 export interface RequestRecord {
   requestId: string;
-  /** When the request arrived (ISO 8601, ms). */
-  at: string;
+  /** When the request arrived (epoch ms). */
+  at: number;
   teamId: string;
   keyId: string;
   /** The endpoint's path, e.g. `/v1/shopfront/shop`. */

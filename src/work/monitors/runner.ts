@@ -224,7 +224,7 @@ export class MonitorRunner {
     if (changed && finished) metrics.monitorChanges.inc();
     this.#o.addRecord({
       requestId,
-      at: new Date(startedAt).toISOString(),
+      at: startedAt,
       teamId: monitor.teamId,
       // A run is made by its monitor, not by a key: its records name it.
       keyId: monitor.id,
