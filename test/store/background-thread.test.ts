@@ -55,7 +55,7 @@ test('request records start the background thread, which writes them', async () 
   try {
     await idleRounds(s, Date.now());
     assert.equal(workers(), 0);
-    const at = new Date().toISOString();
+    const at = Date.now();
     await s.requests.append([
       { requestId: 'req_thread_1', at, teamId: 'team_1', keyId: 'key_1', endpoint: '/v1/snapmsg/profile', status: 200, errorCode: null, credits: 1, cached: false, durationMs: 12 },
     ]);
