@@ -80,6 +80,7 @@ async function serve(env: Record<string, string> = {}, scaleOut = false) {
   const running = await start(config, stores);
   return {
     api: api(running.address),
+    app: running.app,
     stores,
     sandbox,
     async team(credits: number): Promise<{ team: Team; key: string }> {
@@ -192,6 +193,8 @@ for (const scaleOut of [false, true]) {
         assert.equal(job.pages, livePages);
         assert.equal(await s.stores.ledger.balance(team.id), 100_000 - livePages);
         assert.equal(await ledgerSum(s.stores, team.id), 100_000 - livePages, 'ledger = balance');
+        // Records are written in batches (every second): the last ones now.
+        await s.app.writeRecords();
         const records = (await s.stores.requests.list({ teamId: team.id, limit: 1000 })).records.filter((r) => byPath.has(r.endpoint));
         assert.ok(records.length >= livePages);
         assert.ok(records.every((r) => r.jobId === job.id), 'request records of the scrapes name the job');

@@ -1275,6 +1275,38 @@ export function storeBehaviour(name: string, open: OpenStores, { clockedClaims =
         assert.equal(await s.jobs.claim('node-a', 60_000, 7_000, 4), null, 'nothing left');
       });
 
+      it("an item's last page is stored with its end: charged once, the item and the job ended, job.completed with the job's last item", async (s) => {
+        const team = await newTeam(s, 10);
+        const job = await newJob(s, team.id, 2);
+        assert.ok(job);
+        const first = await s.jobs.claim('node-a', 60_000, 5_000, 4);
+        assert.ok(first);
+        const reservation = await s.ledger.reserve(team.id, 1, 'req-first', 100_000);
+        assert.ok(reservation.ok);
+        assert.deepEqual(await s.jobs.saveLastPage(first, 'node-b', '{"x":0}', reservation.reservationId, 6_000), { saved: false, charged: false, job: null }, 'not the owner: nothing stored');
+        assert.deepEqual(await s.jobs.savePage(first, 'node-a', '{"page":1}', null, 5_000), { saved: true, charged: false });
+        const saved = await s.jobs.saveLastPage(first, 'node-a', '{"page":2}', reservation.reservationId, 6_000);
+        assert.deepEqual([saved.saved, saved.charged, saved.job?.status, saved.job?.pending, saved.job?.succeeded, saved.job?.pages, saved.job?.creditsCharged], [true, true, 'running', 1, 1, 2, 1]);
+        assert.equal((await s.jobs.saveLastPage(first, 'node-a', '{"page":3}', null, 6_000)).saved, false, 'ended: nothing more is stored');
+        assert.equal(await s.jobs.finish(first, 'node-a', { status: 'succeeded' }, 6_000), null, 'ended once');
+        const second = await s.jobs.claim('node-a', 60_000, 6_000, 4);
+        assert.ok(second);
+        const last = await s.jobs.saveLastPage(second, 'node-a', '{"only":1}', null, 7_000);
+        assert.deepEqual(
+          [last.job?.status, last.job?.pending, last.job?.succeeded, last.job?.pages, last.job?.creditsCharged, last.job?.completedAt],
+          ['completed', 0, 2, 3, 1, 7_000],
+        );
+        assert.deepEqual(last.job, await s.jobs.get(team.id, job.id), 'the job as stored');
+        assert.deepEqual((await s.jobs.items(job.id, { limit: 10 })).map((r) => [r.index, r.status, r.pages, r.creditsCharged, r.finishedAt, r.error]), [
+          [0, 'succeeded', ['{"page":1}', '{"page":2}'], 1, 6_000, null],
+          [1, 'succeeded', ['{"only":1}'], 0, 7_000, null],
+        ]);
+        assert.equal((await s.ledger.usage(team.id))?.pending, 0, 'the reservation committed');
+        assert.equal(await assertConsistent(s, team.id), 9);
+        const events = (await s.events.list(team.id)).filter((e) => e.type === 'job.completed');
+        assert.deepEqual(events.map((e) => [e.data.id, e.data.status, e.data.pages, e.data.creditsCharged]), [[job.id, 'completed', 3, 1]]);
+      });
+
       it('a page whose reservation was refunded as abandoned is stored free', async (s) => {
         const team = await newTeam(s, 10);
         await newJob(s, team.id, 1);

@@ -22,6 +22,14 @@ const STALE_PER_CLAIM = 100;
 /** The transaction lock that serialises claims on every node (each team's cap holds exactly). */
 const CLAIM_LOCK = 0x6a6f6273;
 
+/** `job.completed` of the job just updated by the CTE `job`, when it has ended; `id`: the parameter of the event's id. */
+const completedEvent = (id: string): string => `
+      INSERT INTO events (id, team_id, type, data)
+      SELECT ${id}, team_id, 'job.completed', jsonb_build_object('id', id, 'label', label, 'status', status, 'total', total, 'succeeded', succeeded,
+               'failed', failed, 'cancelled', cancelled, 'pages', pages, 'creditsCharged', credits,
+               'completedAt', to_char(to_timestamp(completed_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+        FROM job WHERE pending = 0`;
+
 const SQL = {
   lockTeam: 'INSERT INTO job_teams (team_id) VALUES ($1) ON CONFLICT (team_id) DO UPDATE SET team_id = excluded.team_id',
   active: "SELECT count(*) AS n FROM jobs WHERE team_id = $1 AND status IN ('queued', 'running')",
@@ -63,6 +71,22 @@ const SQL = {
                FROM held WHERE i.job_id = held.job_id AND i.idx = held.idx),
     job AS (UPDATE jobs SET pages = pages + 1, credits = credits + (SELECT count(*) FROM kept) WHERE id = $1 AND EXISTS (SELECT 1 FROM held))
     SELECT (SELECT count(*) FROM held) AS saved, (SELECT count(*) FROM kept) AS charged`,
+  // savePage and finish (succeeded) of the item's last page in one statement: a single update of
+  // the item and of its job (bench:jobs: a round trip and a write of the job's row less per item).
+  saveLastPage: `
+    WITH held AS (SELECT job_id, idx, page_count FROM job_items WHERE job_id = $1 AND idx = $2 AND status = 'running' AND lock_owner = $3 FOR UPDATE),
+    kept AS (UPDATE reservations SET state = 'committed' WHERE id = $4 AND state = 'pending' AND EXISTS (SELECT 1 FROM held) RETURNING id),
+    page AS (INSERT INTO job_pages (job_id, idx, n, data) SELECT job_id, idx, page_count, $5 FROM held),
+    item AS (UPDATE job_items i SET page_count = i.page_count + 1, credits = i.credits + (SELECT count(*) FROM kept), status = 'succeeded',
+                    error_code = NULL, error_message = NULL, finished_at = $6, lock_owner = NULL, lock_until = NULL
+               FROM held WHERE i.job_id = held.job_id AND i.idx = held.idx),
+    job AS (
+      UPDATE jobs SET pages = pages + 1, credits = credits + (SELECT count(*) FROM kept), pending = pending - 1, succeeded = succeeded + 1,
+             completed_at = CASE WHEN pending - 1 = 0 THEN $6 ELSE completed_at END,
+             status = CASE WHEN pending - 1 = 0 AND status <> 'cancelled' THEN 'completed' ELSE status END
+       WHERE id = $1 AND EXISTS (SELECT 1 FROM held) RETURNING ${JOB_COLUMNS}),
+    event AS (${completedEvent('$7')})
+    SELECT (SELECT count(*) FROM kept) AS charged, job.* FROM job`,
   // The item's end, its job's counts, and (its last item) `job.completed`: one statement.
   finish: `
     WITH ended AS (
@@ -73,12 +97,7 @@ const SQL = {
              completed_at = CASE WHEN pending - 1 = 0 THEN $4 ELSE completed_at END,
              status = CASE WHEN pending - 1 = 0 AND status <> 'cancelled' THEN 'completed' ELSE status END
        WHERE id = $5 AND EXISTS (SELECT 1 FROM ended) RETURNING ${JOB_COLUMNS}),
-    event AS (
-      INSERT INTO events (id, team_id, type, data)
-      SELECT $10, team_id, 'job.completed', jsonb_build_object('id', id, 'label', label, 'status', status, 'total', total, 'succeeded', succeeded,
-               'failed', failed, 'cancelled', cancelled, 'pages', pages, 'creditsCharged', credits,
-               'completedAt', to_char(to_timestamp(completed_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-        FROM job WHERE pending = 0)
+    event AS (${completedEvent('$10')})
     SELECT * FROM job`,
   insertEvent: "INSERT INTO events (id, team_id, type, data) VALUES ($1, $2, 'job.completed', $3)",
   requeue: `UPDATE job_items SET status = 'pending', lock_owner = NULL, lock_until = NULL, next_attempt_at = $1,
@@ -180,8 +199,13 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
     },
 
     async claimUpTo(owner, lockUntil, now, perTeam, max) {
+      // The carriers of the items this node ended since its last claim are completed first, in the
+      // claim: their team's running count drops before the fetch counts it, with no round trip of
+      // their own (the runner claims again as soon as an item ends).
+      const settled = queue.takeEnded();
       return db.transaction(async (client): Promise<ClaimedItem[]> => {
         await client.query(SQL.claimLock, [CLAIM_LOCK]);
+        await queue.complete(settled, client);
         const claimed: ClaimedItem[] = [];
         for (let stale = 0; claimed.length < max && stale < STALE_PER_CLAIM; ) {
           const carriers = await queue.fetch(client, perTeam, max - claimed.length);
@@ -215,8 +239,13 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
           });
           await queue.complete(ended, client);
           stale += ended.length;
+          // Every carrier fetched ran: fewer than asked means nothing more is due.
+          if (ended.length === 0) break;
         }
         return claimed;
+      }).catch((error: unknown) => {
+        queue.completeSoon(settled);
+        throw error;
       });
     },
 
@@ -232,6 +261,13 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
       return { saved: Number(row.saved) === 1, charged: Number(row.charged) === 1 };
     },
 
+    async saveLastPage(item, owner, data, reservationId, now) {
+      const row = (await query(SQL.saveLastPage, [item.jobId, item.index, tokenOf(item, owner), reservationId, data, Math.trunc(now), newId('evt')])).rows[0];
+      if (!row) return { saved: false, charged: false, job: null };
+      queue.completeSoon([(claims.get(item) as Held).carrier]);
+      return { saved: true, charged: Number(row.charged) === 1, job: toJob(row) };
+    },
+
     async finish(item, owner, outcome, now) {
       const error = outcome.status === 'failed' ? outcome.error : null;
       const values = [outcome.status, error?.code ?? null, error?.message ?? null, Math.trunc(now), item.jobId, item.index, tokenOf(item, owner)];
@@ -240,7 +276,7 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
       // After the item's commit, not in it, and with other items' (a round trip less per item):
       // a node that dies in between leaves the carrier to come back, and the claim that fetches it
       // finds the item ended.
-      queue.completeSoon((claims.get(item) as Held).carrier);
+      queue.completeSoon([(claims.get(item) as Held).carrier]);
       return toJob(row);
     },
 

@@ -27,7 +27,7 @@ const MIN_HEARTBEAT_S = 10;
 const MAX_RUN_S = 24 * 60 * 60 - 60;
 /** Carriers of a dead node go back to the queue again and again, as the item would have before. */
 const RETRY_LIMIT = 1_000_000;
-/** How long the carriers of ended items wait to be completed together (bench:jobs: a round trip less per item). */
+/** How long the carriers of ended items wait for a claim to complete them, at most. */
 const COMPLETE_AFTER_MS = 50;
 
 export interface Carried {
@@ -59,11 +59,13 @@ export interface ItemQueue {
   /** Completes the carriers (in `client`'s transaction when given). */
   complete(ids: readonly string[], client?: pg.PoolClient): Promise<void>;
   /**
-   * Completes the carrier of an item that has ended with others, within COMPLETE_AFTER_MS: one
-   * statement for many items. One lost (the node dies first) comes back to an ended item, which
-   * runs nothing.
+   * Completes the carriers of items that have ended with others: with the next claim (`takeEnded`)
+   * or, when none comes, within COMPLETE_AFTER_MS: one statement for many items. One lost (the
+   * node dies first) comes back to an ended item, which runs nothing.
    */
-  completeSoon(id: string): void;
+  completeSoon(ids: readonly string[]): void;
+  /** The carriers given to `completeSoon` not yet completed, for the caller to complete (or give back to `completeSoon`). */
+  takeEnded(): string[];
   /** Deletes the carriers not yet fetched of a job (cancelled), in `client`'s transaction. */
   dropQueued(client: pg.PoolClient, jobId: string): Promise<void>;
   stop(): Promise<void>;
@@ -109,19 +111,24 @@ export function itemQueue(options: QueueOptions): ItemQueue {
 
   let ended: string[] = [];
   let completing: NodeJS.Timeout | null = null;
-  const completeEnded = async (): Promise<void> => {
+  const takeEnded = (): string[] => {
     if (completing) clearTimeout(completing);
     completing = null;
     const ids = ended;
     ended = [];
+    return ids;
+  };
+  const completeEnded = async (): Promise<void> => {
+    const ids = takeEnded();
     if (ids.length > 0) await (await boss()).complete(QUEUE, ids, null, { includeQueued: true });
   };
 
   return {
-    completeSoon(id) {
-      ended.push(id);
-      completing ??= setTimeout(() => void completeEnded().catch(() => {}), COMPLETE_AFTER_MS);
+    completeSoon(ids) {
+      ended.push(...ids);
+      if (ended.length > 0) completing ??= setTimeout(() => void completeEnded().catch(() => {}), COMPLETE_AFTER_MS);
     },
+    takeEnded,
     async send(client, carriers) {
       if (carriers.length === 0) return;
       const jobs = carriers.map((c) => ({

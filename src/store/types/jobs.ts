@@ -99,6 +99,9 @@ export interface JobPage {
  * fewest running, then the one served longest ago). A page of an item is stored in the same
  * transaction that commits its credit's reservation: stored and charged together, or neither.
  */
+/** How an item ends. */
+export type ItemOutcome = { status: 'succeeded' } | { status: 'failed'; error: { code: string; message: string } };
+
 export interface JobStore {
   /** Creates a job with its items, unless the team already has `maxActive` queued or running jobs (null). */
   create(job: NewJob, maxActive: number, now: number): Promise<Job | null>;
@@ -120,8 +123,13 @@ export interface JobStore {
    * and the caller refunds. `charged` false: the reservation had been refunded as abandoned.
    */
   savePage(item: ItemRef, owner: string, data: string, reservationId: string | null, now: number): Promise<{ saved: boolean; charged: boolean }>;
+  /**
+   * `savePage` of the item's last page and `finish` of the item as succeeded, in one transaction
+   * (on PostgreSQL one statement): `job` is the job as it is then, null when nothing was saved.
+   */
+  saveLastPage(item: ItemRef, owner: string, data: string, reservationId: string | null, now: number): Promise<{ saved: boolean; charged: boolean; job: Job | null }>;
   /** Ends the item `owner` holds; the job ends with its last item (recording `job.completed`). Its job as it is then; null when the claim is not its own. */
-  finish(item: ItemRef, owner: string, outcome: { status: 'succeeded' } | { status: 'failed'; error: { code: string; message: string } }, now: number): Promise<Job | null>;
+  finish(item: ItemRef, owner: string, outcome: ItemOutcome, now: number): Promise<Job | null>;
   /** Puts the item `owner` holds back in the queue, to run again from `at` (epoch ms); `error`: why (kept until it ends). `refund`: the claim is given back (shutdown), not counted as an attempt. */
   requeue(item: ItemRef, owner: string, at: number, error: { code: string; message: string } | null, giveBack?: boolean): Promise<boolean>;
   /** Queues again the items whose claim passed its deadline (their node died); returns how many. */
