@@ -60,6 +60,7 @@ export class JobRunner {
     this.#metrics = metrics;
     this.#log = log;
     this.#settings = settings;
+    stores.jobs.onQueueError?.((error) => log.error({ err: error }, 'job queue (pg-boss) failed in the background'));
   }
 
   start(): void {

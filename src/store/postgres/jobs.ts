@@ -291,6 +291,10 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
       });
     },
 
+    onQueueError(report) {
+      queue.onError(report);
+    },
+
     async rescue() {
       // pg-boss's supervisor does it: a carrier whose heartbeat lapsed goes back to the queue, and
       // the claim that fetches it again takes its item over.

@@ -66,6 +66,11 @@ export interface ItemQueue {
   completeSoon(ids: readonly string[]): void;
   /** The carriers given to `completeSoon` not yet completed, for the caller to complete (or give back to `completeSoon`). */
   takeEnded(): string[];
+  /**
+   * Where pg-boss's own errors go (its supervisor's and maintenance's, which no call of ours
+   * awaits): to `report`, the latest given; to none before one is given.
+   */
+  onError(report: (error: Error) => void): void;
   /** Deletes the carriers not yet fetched of a job (cancelled), in `client`'s transaction. */
   dropQueued(client: pg.PoolClient, jobId: string): Promise<void>;
   stop(): Promise<void>;
@@ -82,6 +87,7 @@ export interface QueueOptions {
 /** Starts pg-boss on first use, so that a process that never touches a job never starts it. */
 export function itemQueue(options: QueueOptions): ItemQueue {
   let started: Promise<PgBoss> | null = null;
+  let report: ((error: Error) => void) | null = null;
   const heartbeatSeconds = Math.max(MIN_HEARTBEAT_S, Math.ceil(options.lockMs / 1000));
   const boss = (): Promise<PgBoss> =>
     (started ??= (async () => {
@@ -97,7 +103,7 @@ export function itemQueue(options: QueueOptions): ItemQueue {
         superviseIntervalSeconds: Math.max(1, Math.floor(heartbeatSeconds / 2)),
         monitorIntervalSeconds: Math.max(1, Math.floor(heartbeatSeconds / 2)),
       });
-      instance.on('error', () => {});
+      instance.on('error', (error: Error) => report?.(error));
       await instance.start();
       const policy = { heartbeatSeconds, expireInSeconds: MAX_RUN_S, retryLimit: RETRY_LIMIT, retryDelay: 0, deleteAfterSeconds: 60 * 60 };
       await instance.createQueue(QUEUE, policy);
@@ -129,6 +135,9 @@ export function itemQueue(options: QueueOptions): ItemQueue {
       if (ended.length > 0) completing ??= setTimeout(() => void completeEnded().catch(() => {}), COMPLETE_AFTER_MS);
     },
     takeEnded,
+    onError(given) {
+      report = given;
+    },
     async send(client, carriers) {
       if (carriers.length === 0) return;
       const jobs = carriers.map((c) => ({

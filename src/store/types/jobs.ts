@@ -140,4 +140,6 @@ export interface JobStore {
   depth(): Promise<{ pending: number; running: number }>;
   /** Deletes the jobs (with their items) that ended before `before` (epoch ms); returns how many. */
   prune(before: number): Promise<number>;
+  /** Where the errors of the queue's own background work go (PostgreSQL: pg-boss's supervisor and maintenance); absent: it has none. */
+  onQueueError?(report: (error: Error) => void): void;
 }
