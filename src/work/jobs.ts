@@ -152,13 +152,13 @@ export class JobRunner {
 
   async #end(item: ClaimedItem, error: { code: string; message: string } | null): Promise<void> {
     const job = await this.#stores.jobs.finish(item, this.owner, error ? { status: 'failed', error } : { status: 'succeeded' }, this.#settings.now());
-    if (job) this.#ended(job, error);
+    if (job) this.#ended(job.pending === 0 ? job : null, error);
   }
 
-  /** Counts an item that has ended (its job as it is then), and its job when it was the last. */
-  #ended(job: Job, error: { code: string; message: string } | null): void {
+  /** Counts an item that has ended, and its job when the item's end ended it. */
+  #ended(job: Job | null, error: { code: string; message: string } | null): void {
     this.#metrics.jobItems.inc({ outcome: error ? 'failed' : 'succeeded' });
-    if (job.pending === 0 && job.completedAt !== null) this.#metrics.jobDuration.observe(Math.max(0, job.completedAt - job.createdAt) / 1000);
+    if (job?.completedAt != null) this.#metrics.jobDuration.observe(Math.max(0, job.completedAt - job.createdAt) / 1000);
   }
 
   async #pages(item: ClaimedItem, records: RequestRecord[]): Promise<void> {
@@ -224,7 +224,7 @@ export class JobRunner {
       const saved =
         next === null
           ? await this.#stores.jobs.saveLastPage(item, this.owner, page.data, page.reservationId, now())
-          : { ...(await this.#stores.jobs.savePage(item, this.owner, page.data, page.reservationId, now())), job: null };
+          : { ...(await this.#stores.jobs.savePage(item, this.owner, page.data, page.reservationId, now())), ended: null };
       if (!saved.saved) {
         // The claim lapsed and another node runs the item: this page is not kept, nor charged.
         if (page.reservationId) await this.#scraper.refundJobPage(page.reservationId);
@@ -234,7 +234,7 @@ export class JobRunner {
       }
       if (saved.charged) this.#metrics.creditsCharged.inc({ endpoint: runtime.endpoint.id });
       record(200, null, saved.charged ? 1 : 0, page.cached);
-      if (saved.job) return this.#ended(saved.job, null);
+      if (next === null) return this.#ended(saved.ended, null);
       stored += 1;
       position = next;
     }

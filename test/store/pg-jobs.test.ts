@@ -163,7 +163,7 @@ describe('postgres job store: delivery by pg-boss', () => {
       const second = await t.s.jobs.claim('node-a', Date.now() + 60_000, Date.now(), 1);
       assert.equal(second?.index, 1, 'claimed at once, not once a timer has completed the carrier');
       assert.equal((await t.boss.findJobs(QUEUE, { data: { job: job.id, idx: 0 } }))[0]?.state, 'completed');
-      assert.ok((await t.s.jobs.saveLastPage(second, 'node-a', '{"n":1}', null, Date.now())).job);
+      assert.ok((await t.s.jobs.saveLastPage(second, 'node-a', '{"n":1}', null, Date.now())).saved);
       assert.equal((await t.s.jobs.claim('node-a', Date.now() + 60_000, Date.now(), 1))?.index, 2, 'the same after a last page stored with its end');
     } finally {
       await t.close();

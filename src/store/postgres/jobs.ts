@@ -71,22 +71,28 @@ const SQL = {
                FROM held WHERE i.job_id = held.job_id AND i.idx = held.idx),
     job AS (UPDATE jobs SET pages = pages + 1, credits = credits + (SELECT count(*) FROM kept) WHERE id = $1 AND EXISTS (SELECT 1 FROM held))
     SELECT (SELECT count(*) FROM held) AS saved, (SELECT count(*) FROM kept) AS charged`,
-  // savePage and finish (succeeded) of the item's last page in one statement: a single update of
-  // the item and of its job (bench:jobs: a round trip and a write of the job's row less per item).
-  saveLastPage: `
-    WITH held AS (SELECT job_id, idx, page_count FROM job_items WHERE job_id = $1 AND idx = $2 AND status = 'running' AND lock_owner = $3 FOR UPDATE),
-    kept AS (UPDATE reservations SET state = 'committed' WHERE id = $4 AND state = 'pending' AND EXISTS (SELECT 1 FROM held) RETURNING id),
-    page AS (INSERT INTO job_pages (job_id, idx, n, data) SELECT job_id, idx, page_count, $5 FROM held),
-    item AS (UPDATE job_items i SET page_count = i.page_count + 1, credits = i.credits + (SELECT count(*) FROM kept), status = 'succeeded',
-                    error_code = NULL, error_message = NULL, finished_at = $6, lock_owner = NULL, lock_until = NULL
-               FROM held WHERE i.job_id = held.job_id AND i.idx = held.idx),
+  // savePage and finish (succeeded) of the last pages of a job's items that end together, in one
+  // statement: each item's page, credit and end commit together (or, its claim lost, nothing of
+  // it), and the job's row, which every item of the job updates, is updated once for them all.
+  // $1 the job; per item $2 index, $3 claim token, $4 reservation, $5 page, $6 when it ended;
+  // $7 when the last ended; $8 the id of `job.completed`.
+  saveLastPages: `
+    WITH input AS (SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[]) AS w (idx, token, reservation_id, data, ended_at)),
+    held AS (SELECT i.idx, i.page_count, w.reservation_id, w.data, w.ended_at FROM job_items i JOIN input w ON w.idx = i.idx AND w.token = i.lock_owner
+              WHERE i.job_id = $1 AND i.status = 'running' FOR UPDATE OF i),
+    kept AS (UPDATE reservations r SET state = 'committed' FROM held WHERE r.id = held.reservation_id AND r.state = 'pending' RETURNING held.idx),
+    page AS (INSERT INTO job_pages (job_id, idx, n, data) SELECT $1, idx, page_count, data FROM held),
+    item AS (UPDATE job_items i SET page_count = i.page_count + 1, credits = i.credits + (CASE WHEN i.idx IN (SELECT idx FROM kept) THEN 1 ELSE 0 END),
+                    status = 'succeeded', error_code = NULL, error_message = NULL, finished_at = held.ended_at, lock_owner = NULL, lock_until = NULL
+               FROM held WHERE i.job_id = $1 AND i.idx = held.idx),
     job AS (
-      UPDATE jobs SET pages = pages + 1, credits = credits + (SELECT count(*) FROM kept), pending = pending - 1, succeeded = succeeded + 1,
-             completed_at = CASE WHEN pending - 1 = 0 THEN $6 ELSE completed_at END,
-             status = CASE WHEN pending - 1 = 0 AND status <> 'cancelled' THEN 'completed' ELSE status END
+      UPDATE jobs SET pages = pages + (SELECT count(*) FROM held), credits = credits + (SELECT count(*) FROM kept),
+             pending = pending - (SELECT count(*) FROM held), succeeded = succeeded + (SELECT count(*) FROM held),
+             completed_at = CASE WHEN pending - (SELECT count(*) FROM held) = 0 THEN $7 ELSE completed_at END,
+             status = CASE WHEN pending - (SELECT count(*) FROM held) = 0 AND status <> 'cancelled' THEN 'completed' ELSE status END
        WHERE id = $1 AND EXISTS (SELECT 1 FROM held) RETURNING ${JOB_COLUMNS}),
-    event AS (${completedEvent('$7')})
-    SELECT (SELECT count(*) FROM kept) AS charged, job.* FROM job`,
+    event AS (${completedEvent('$8')})
+    SELECT held.idx AS saved_idx, held.idx IN (SELECT idx FROM kept) AS charged, job.* FROM held CROSS JOIN job`,
   // The item's end, its job's counts, and (its last item) `job.completed`: one statement.
   finish: `
     WITH ended AS (
@@ -111,6 +117,18 @@ const SQL = {
           DELETE FROM jobs j USING ended WHERE j.id = ended.id`,
 };
 
+/** A last page waiting for `saveLastPages`. */
+interface LastPage {
+  item: ItemRef;
+  token: string;
+  carrier: string | null;
+  data: string;
+  reservationId: string | null;
+  now: number;
+  resolve: (result: { saved: boolean; charged: boolean; ended: Job | null }) => void;
+  reject: (error: unknown) => void;
+}
+
 /** What this process's claim of an item is: its carrier, and the token that fences its writes. */
 interface Held {
   owner: string;
@@ -133,6 +151,43 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
   const tokenOf = (item: ItemRef, owner: string): string => {
     const held = claims.get(item);
     return held && held.owner === owner ? held.token : `${owner}/unclaimed`;
+  };
+
+  // The last pages of each job's items waiting to be stored, while a statement storing others of
+  // the same job is under way: they go together in the next (bench:jobs: the job's row is locked
+  // until each commit, and items stored one by one queued on it and held the pool's connections).
+  const lastPages = new Map<string, LastPage[]>();
+  const savingJobs = new Set<string>();
+  const saveLastPages = async (jobId: string): Promise<void> => {
+    savingJobs.add(jobId);
+    try {
+      for (let batch = lastPages.get(jobId); batch; batch = lastPages.get(jobId)) {
+        lastPages.delete(jobId);
+        try {
+          const values = [batch.map((p) => p.item.index), batch.map((p) => p.token), batch.map((p) => p.reservationId), batch.map((p) => p.data), batch.map((p) => p.now)];
+          const rows = (await query(SQL.saveLastPages, [jobId, ...values, Math.max(...batch.map((p) => p.now)), newId('evt')])).rows as Row[];
+          const saved = new Map(rows.map((row) => [row.saved_idx as number, row]));
+          let ended = false;
+          for (const p of batch) {
+            const row = saved.get(p.item.index);
+            if (!row) {
+              p.resolve({ saved: false, charged: false, ended: null });
+              continue;
+            }
+            if (p.carrier) queue.completeSoon([p.carrier]);
+            const job = toJob(row);
+            // The job has ended with this batch: told to one of its items.
+            const endedHere: boolean = !ended && job.pending === 0;
+            ended ||= endedHere;
+            p.resolve({ saved: true, charged: row.charged === true, ended: endedHere ? job : null });
+          }
+        } catch (error) {
+          for (const p of batch) p.reject(error);
+        }
+      }
+    } finally {
+      savingJobs.delete(jobId);
+    }
   };
 
   return {
@@ -262,10 +317,12 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
     },
 
     async saveLastPage(item, owner, data, reservationId, now) {
-      const row = (await query(SQL.saveLastPage, [item.jobId, item.index, tokenOf(item, owner), reservationId, data, Math.trunc(now), newId('evt')])).rows[0];
-      if (!row) return { saved: false, charged: false, job: null };
-      queue.completeSoon([(claims.get(item) as Held).carrier]);
-      return { saved: true, charged: Number(row.charged) === 1, job: toJob(row) };
+      return new Promise((resolve, reject) => {
+        const waiting = lastPages.get(item.jobId) ?? [];
+        waiting.push({ item, token: tokenOf(item, owner), carrier: claims.get(item)?.carrier ?? null, data, reservationId, now: Math.trunc(now), resolve, reject });
+        lastPages.set(item.jobId, waiting);
+        if (!savingJobs.has(item.jobId)) void saveLastPages(item.jobId);
+      });
     },
 
     async finish(item, owner, outcome, now) {

@@ -201,7 +201,8 @@ export function jobStore(c: Connection): JobStore {
     async saveLastPage(item, owner, data, reservationId, now) {
       return c.txGrouped(() => {
         const saved = storePage(item, owner, data, reservationId);
-        return { ...saved, job: saved.saved ? end(item, owner, { status: 'succeeded' }, now) : null };
+        const job = saved.saved ? end(item, owner, { status: 'succeeded' }, now) : null;
+        return { ...saved, ended: job && job.pending === 0 ? job : null };
       });
     },
 

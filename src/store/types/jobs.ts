@@ -125,9 +125,10 @@ export interface JobStore {
   savePage(item: ItemRef, owner: string, data: string, reservationId: string | null, now: number): Promise<{ saved: boolean; charged: boolean }>;
   /**
    * `savePage` of the item's last page and `finish` of the item as succeeded, in one transaction
-   * (on PostgreSQL one statement): `job` is the job as it is then, null when nothing was saved.
+   * (on PostgreSQL one statement, shared with other items of the job ending at the same time):
+   * `ended` is the job when the item's end ended it (its last pending item), otherwise null.
    */
-  saveLastPage(item: ItemRef, owner: string, data: string, reservationId: string | null, now: number): Promise<{ saved: boolean; charged: boolean; job: Job | null }>;
+  saveLastPage(item: ItemRef, owner: string, data: string, reservationId: string | null, now: number): Promise<{ saved: boolean; charged: boolean; ended: Job | null }>;
   /** Ends the item `owner` holds; the job ends with its last item (recording `job.completed`). Its job as it is then; null when the claim is not its own. */
   finish(item: ItemRef, owner: string, outcome: ItemOutcome, now: number): Promise<Job | null>;
   /** Puts the item `owner` holds back in the queue, to run again from `at` (epoch ms); `error`: why (kept until it ends). `refund`: the claim is given back (shutdown), not counted as an attempt. */
