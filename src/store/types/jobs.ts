@@ -90,6 +90,9 @@ export interface JobPage {
   next: string | null;
 }
 
+/** How an item ends. */
+export type ItemOutcome = { status: 'succeeded' } | { status: 'failed'; error: { code: string; message: string } };
+
 /**
  * Batch jobs and their items: a queue in the database that any node claims from. An item is
  * claimed by one node at a time until a lock deadline (renewed while it runs); one whose node
@@ -99,9 +102,6 @@ export interface JobPage {
  * fewest running, then the one served longest ago). A page of an item is stored in the same
  * transaction that commits its credit's reservation: stored and charged together, or neither.
  */
-/** How an item ends. */
-export type ItemOutcome = { status: 'succeeded' } | { status: 'failed'; error: { code: string; message: string } };
-
 export interface JobStore {
   /** Creates a job with its items, unless the team already has `maxActive` queued or running jobs (null). */
   create(job: NewJob, maxActive: number, now: number): Promise<Job | null>;
