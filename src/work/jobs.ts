@@ -60,6 +60,7 @@ export class JobRunner {
     this.#metrics = metrics;
     this.#log = log;
     this.#settings = settings;
+    stores.jobs.onQueueError?.((error) => log.error({ err: error }, 'job queue (pg-boss) failed in the background'));
   }
 
   start(): void {
@@ -151,13 +152,13 @@ export class JobRunner {
 
   async #end(item: ClaimedItem, error: { code: string; message: string } | null): Promise<void> {
     const job = await this.#stores.jobs.finish(item, this.owner, error ? { status: 'failed', error } : { status: 'succeeded' }, this.#settings.now());
-    if (!job) return;
-    this.#metrics.jobItems.inc({ outcome: error ? 'failed' : 'succeeded' });
-    if (job.pending === 0 && job.completedAt !== null) this.#ended(job);
+    if (job) this.#ended(job.pending === 0 ? job : null, error);
   }
 
-  #ended(job: Job): void {
-    this.#metrics.jobDuration.observe(Math.max(0, (job.completedAt ?? job.createdAt) - job.createdAt) / 1000);
+  /** Counts an item that has ended, and its job when the item's end ended it. */
+  #ended(job: Job | null, error: { code: string; message: string } | null): void {
+    this.#metrics.jobItems.inc({ outcome: error ? 'failed' : 'succeeded' });
+    if (job?.completedAt != null) this.#metrics.jobDuration.observe(Math.max(0, job.completedAt - job.createdAt) / 1000);
   }
 
   async #pages(item: ClaimedItem, records: RequestRecord[]): Promise<void> {
@@ -218,7 +219,12 @@ export class JobRunner {
         }
         return this.#end(item, failure);
       }
-      const saved = await this.#stores.jobs.savePage(item, this.owner, page.data, page.reservationId, now());
+      // Where the listing goes on; null: this page is the item's last, stored with its end.
+      const next = stored + 1 >= item.maxPages ? null : this.#scraper.nextPosition(runtime, page.data, parsed.params, item.test);
+      const saved =
+        next === null
+          ? await this.#stores.jobs.saveLastPage(item, this.owner, page.data, page.reservationId, now())
+          : { ...(await this.#stores.jobs.savePage(item, this.owner, page.data, page.reservationId, now())), ended: null };
       if (!saved.saved) {
         // The claim lapsed and another node runs the item: this page is not kept, nor charged.
         if (page.reservationId) await this.#scraper.refundJobPage(page.reservationId);
@@ -228,11 +234,9 @@ export class JobRunner {
       }
       if (saved.charged) this.#metrics.creditsCharged.inc({ endpoint: runtime.endpoint.id });
       record(200, null, saved.charged ? 1 : 0, page.cached);
+      if (next === null) return this.#ended(saved.ended, null);
       stored += 1;
-      if (stored >= item.maxPages) break;
-      position = this.#scraper.nextPosition(runtime, page.data, parsed.params, item.test);
-      if (position === null) break;
+      position = next;
     }
-    await this.#end(item, null);
   }
 }

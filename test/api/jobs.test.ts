@@ -66,8 +66,8 @@ async function ledgerSum(stores: Stores, teamId: string): Promise<number> {
 }
 
 /** The service in this process, on the embedded store or (databaseUrl) PostgreSQL and Redis. */
-async function serve(env: Record<string, string> = {}, scaleOut = false) {
-  const sandbox = await startSandbox({ seed: 'jobs', portBase: 0, host: '127.0.0.1' });
+async function serve(env: Record<string, string> = {}, scaleOut = false, latencyMs?: number) {
+  const sandbox = await startSandbox({ seed: 'jobs', portBase: 0, host: '127.0.0.1', ...(latencyMs === undefined ? {} : { latencyMs }) });
   const dir = mkdtempSync(join(tmpdir(), 'jobs-'));
   let backendEnv: Record<string, string> = {};
   if (scaleOut) {
@@ -80,6 +80,8 @@ async function serve(env: Record<string, string> = {}, scaleOut = false) {
   const running = await start(config, stores);
   return {
     api: api(running.address),
+    app: running.app,
+    config,
     stores,
     sandbox,
     async team(credits: number): Promise<{ team: Team; key: string }> {
@@ -192,6 +194,8 @@ for (const scaleOut of [false, true]) {
         assert.equal(job.pages, livePages);
         assert.equal(await s.stores.ledger.balance(team.id), 100_000 - livePages);
         assert.equal(await ledgerSum(s.stores, team.id), 100_000 - livePages, 'ledger = balance');
+        // Records are written in batches (every second): the last ones now.
+        await s.app.writeRecords();
         const records = (await s.stores.requests.list({ teamId: team.id, limit: 1000 })).records.filter((r) => byPath.has(r.endpoint));
         assert.ok(records.length >= livePages);
         assert.ok(records.every((r) => r.jobId === job.id), 'request records of the scrapes name the job');
@@ -274,6 +278,39 @@ for (const scaleOut of [false, true]) {
         const bigNow = (await s.api.call('GET', `/v1/jobs/${bigJob.body.data.id}`, big.key)).body.data;
         assert.equal(smallEnded.succeeded, 5);
         assert.ok(bigNow.pending > 100, `the big job still had ${bigNow.pending} items to run when the small one ended`);
+        await s.api.call('POST', `/v1/jobs/${bigJob.body.data.id}/cancel`, big.key);
+        await waitJob(s.api, big.key, bigJob.body.data.id);
+      } finally {
+        await s.stop();
+      }
+    });
+
+    test("with the default settings, a second team's small job runs while a first team's big job holds its cap", async () => {
+      // Each scrape takes 50 ms: the big job's 400 items, 4 at a time, take 5 s at least.
+      const s = await serve({}, scaleOut, 50);
+      try {
+        assert.deepEqual([s.config.jobs.concurrencyPerTeam, s.config.jobs.workers], [4, 16], "api-async.md's defaults: 4 items a team, 16 workers a node");
+        const big = await s.team(10_000);
+        const small = await s.team(100);
+        const bigJob = await s.api.call('POST', '/v1/jobs', big.key, {
+          requests: Array.from({ length: 400 }, (_, n) => ({ endpoint: '/v1/linkpage-a/profile', params: { url: `https://linkpage-a.example/big${n}` } })),
+        });
+        assert.equal(bigJob.status, 202, bigJob.text);
+        // The big job at its cap: 4 of its items running (the node's 12 other workers idle).
+        let depth = await s.stores.jobs.depth();
+        while (depth.running < 4) {
+          await sleep(10);
+          depth = await s.stores.jobs.depth();
+        }
+        assert.equal(depth.running, 4, 'the big team at its cap, not over it');
+        const smallJob = await s.api.call('POST', '/v1/jobs', small.key, {
+          requests: Array.from({ length: 6 }, (_, n) => ({ endpoint: '/v1/linkpage-a/profile', params: { url: `https://linkpage-a.example/small${n}` } })),
+        });
+        assert.equal(smallJob.status, 202, smallJob.text);
+        const smallEnded = await waitJob(s.api, small.key, smallJob.body.data.id);
+        assert.equal(smallEnded.succeeded, 6);
+        const bigNow = (await s.api.call('GET', `/v1/jobs/${bigJob.body.data.id}`, big.key)).body.data;
+        assert.ok(bigNow.pending > 0 && bigNow.succeeded > 0, `the big job ran (${bigNow.succeeded} items) and still had ${bigNow.pending} to run when the small one ended`);
         await s.api.call('POST', `/v1/jobs/${bigJob.body.data.id}/cancel`, big.key);
         await waitJob(s.api, big.key, bigJob.body.data.id);
       } finally {

@@ -1275,6 +1275,72 @@ export function storeBehaviour(name: string, open: OpenStores, { clockedClaims =
         assert.equal(await s.jobs.claim('node-a', 60_000, 7_000, 4), null, 'nothing left');
       });
 
+      it("an item's last page is stored with its end: charged once, the item and the job ended, job.completed with the job's last item", async (s) => {
+        const team = await newTeam(s, 10);
+        const job = await newJob(s, team.id, 2);
+        assert.ok(job);
+        const first = await s.jobs.claim('node-a', 60_000, 5_000, 4);
+        assert.ok(first);
+        const reservation = await s.ledger.reserve(team.id, 1, 'req-first', 100_000);
+        assert.ok(reservation.ok);
+        assert.deepEqual(await s.jobs.saveLastPage(first, 'node-b', '{"x":0}', reservation.reservationId, 6_000), { saved: false, charged: false, ended: null }, 'not the owner: nothing stored');
+        assert.deepEqual(await s.jobs.savePage(first, 'node-a', '{"page":1}', null, 5_000), { saved: true, charged: false });
+        const saved = await s.jobs.saveLastPage(first, 'node-a', '{"page":2}', reservation.reservationId, 6_000);
+        assert.deepEqual(saved, { saved: true, charged: true, ended: null }, 'not the last item of the job');
+        const running = await s.jobs.get(team.id, job.id);
+        assert.deepEqual([running?.status, running?.pending, running?.succeeded, running?.pages, running?.creditsCharged], ['running', 1, 1, 2, 1]);
+        assert.equal((await s.jobs.saveLastPage(first, 'node-a', '{"page":3}', null, 6_000)).saved, false, 'ended: nothing more is stored');
+        assert.equal(await s.jobs.finish(first, 'node-a', { status: 'succeeded' }, 6_000), null, 'ended once');
+        const second = await s.jobs.claim('node-a', 60_000, 6_000, 4);
+        assert.ok(second);
+        const last = await s.jobs.saveLastPage(second, 'node-a', '{"only":1}', null, 7_000);
+        assert.deepEqual(
+          [last.ended?.status, last.ended?.pending, last.ended?.succeeded, last.ended?.pages, last.ended?.creditsCharged, last.ended?.completedAt],
+          ['completed', 0, 2, 3, 1, 7_000],
+        );
+        assert.deepEqual(last.ended, await s.jobs.get(team.id, job.id), 'the job as stored');
+        assert.deepEqual((await s.jobs.items(job.id, { limit: 10 })).map((r) => [r.index, r.status, r.pages, r.creditsCharged, r.finishedAt, r.error]), [
+          [0, 'succeeded', ['{"page":1}', '{"page":2}'], 1, 6_000, null],
+          [1, 'succeeded', ['{"only":1}'], 0, 7_000, null],
+        ]);
+        assert.equal((await s.ledger.usage(team.id))?.pending, 0, 'the reservation committed');
+        assert.equal(await assertConsistent(s, team.id), 9);
+        const events = (await s.events.list(team.id)).filter((e) => e.type === 'job.completed');
+        assert.deepEqual(events.map((e) => [e.data.id, e.data.status, e.data.pages, e.data.creditsCharged]), [[job.id, 'completed', 3, 1]]);
+      });
+
+      it('last pages of a job stored at once: each with its credit, a lost claim among them stores nothing, one of them is told the job ended', async (s) => {
+        const team = await newTeam(s, 10);
+        const job = await newJob(s, team.id, 4);
+        assert.ok(job);
+        const items = await s.jobs.claimUpTo('node-a', 60_000, 5_000, 4, 4);
+        assert.equal(items.length, 4);
+        const reservations: string[] = [];
+        for (let n = 0; n < 4; n++) {
+          const reservation = await s.ledger.reserve(team.id, 1, `req-${n}`, 100_000);
+          assert.ok(reservation.ok);
+          reservations.push(reservation.reservationId);
+        }
+        const results = await Promise.all(
+          items.map((item, n) => s.jobs.saveLastPage(item, n === 3 ? 'node-lost' : 'node-a', `{"n":${n}}`, reservations[n] as string, 6_000 + n)),
+        );
+        assert.deepEqual(results.map((r) => [r.saved, r.charged]), [[true, true], [true, true], [true, true], [false, false]]);
+        assert.equal(results.filter((r) => r.ended).length, 0, 'one item is still running');
+        assert.equal((await s.ledger.refund(reservations[3] as string)).refunded, true, 'the lost claim refunds its credit');
+        const fourth = items[3];
+        assert.ok(fourth);
+        const last = await s.jobs.saveLastPage(fourth, 'node-a', '{"n":3}', null, 7_000);
+        assert.deepEqual([last.saved, last.charged, last.ended?.status, last.ended?.succeeded, last.ended?.pages, last.ended?.creditsCharged], [true, false, 'completed', 4, 4, 3]);
+        assert.deepEqual((await s.jobs.items(job.id, { limit: 10 })).map((r) => [r.index, r.status, r.pages, r.creditsCharged, r.finishedAt]), [
+          [0, 'succeeded', ['{"n":0}'], 1, 6_000],
+          [1, 'succeeded', ['{"n":1}'], 1, 6_001],
+          [2, 'succeeded', ['{"n":2}'], 1, 6_002],
+          [3, 'succeeded', ['{"n":3}'], 0, 7_000],
+        ]);
+        assert.equal(await assertConsistent(s, team.id), 7);
+        assert.equal((await s.events.list(team.id)).filter((e) => e.type === 'job.completed').length, 1);
+      });
+
       it('a page whose reservation was refunded as abandoned is stored free', async (s) => {
         const team = await newTeam(s, 10);
         await newJob(s, team.id, 1);

@@ -9,6 +9,8 @@ import { PgBoss } from 'pg-boss';
 import { openPostgresStores, type PostgresStores } from '../../src/store/postgres/index.ts';
 import { queueSchema } from '../../src/store/postgres/queue.ts';
 import { jobEventData } from '../../src/store/job-rows.ts';
+import type { FastifyBaseLogger } from 'fastify';
+import { JobRunner } from '../../src/work/jobs.ts';
 import { testBackends, type TestBackends } from '../support/backends.ts';
 
 let backends: TestBackends;
@@ -144,6 +146,55 @@ describe('postgres job store: delivery by pg-boss', () => {
       assert.equal(await t.s.jobs.claim('node-b', Date.now() + 60_000, Date.now(), 4), null, 'cancelled items never run');
       assert.ok(await t.s.jobs.finish(running, 'node-a', { status: 'succeeded' }, Date.now()));
       assert.deepEqual((await t.s.jobs.items(job.id, { limit: 10, status: 'cancelled' })).map((i) => i.index), [1, 2, 3, 4]);
+    } finally {
+      await t.close();
+    }
+  });
+  test("a team at its cap takes its next item as soon as one has ended: the next claim completes the ended item's carrier before it counts", async () => {
+    const t = await open();
+    try {
+      const team = await t.s.accounts.createTeam({ name: 'turns', credits: 10, rateLimit: 100 });
+      const job = await t.s.jobs.create({ teamId: team.id, keyId: 'key_x', test: false, label: null, cacheMaxAge: null, maxPages: 1, items: items(3) }, 10, 1_000);
+      assert.ok(job);
+      const first = await t.s.jobs.claim('node-a', Date.now() + 60_000, Date.now(), 1);
+      assert.ok(first);
+      assert.equal(await t.s.jobs.claim('node-a', Date.now() + 60_000, Date.now(), 1), null, 'at its cap of 1');
+      assert.ok(await t.s.jobs.finish(first, 'node-a', { status: 'failed', error: { code: 'BAD_REQUEST', message: 'no' } }, Date.now()));
+      const second = await t.s.jobs.claim('node-a', Date.now() + 60_000, Date.now(), 1);
+      assert.equal(second?.index, 1, 'claimed at once, not once a timer has completed the carrier');
+      assert.equal((await t.boss.findJobs(QUEUE, { data: { job: job.id, idx: 0 } }))[0]?.state, 'completed');
+      assert.ok((await t.s.jobs.saveLastPage(second, 'node-a', '{"n":1}', null, Date.now())).saved);
+      assert.equal((await t.s.jobs.claim('node-a', Date.now() + 60_000, Date.now(), 1))?.index, 2, 'the same after a last page stored with its end');
+    } finally {
+      await t.close();
+    }
+  });
+
+  test("pg-boss's errors in the background (its supervisor's) reach the job runner's log", async () => {
+    const t = await open();
+    const logged: { error: unknown; message: string }[] = [];
+    let seen: () => void = () => {};
+    const reached = new Promise<void>((resolve) => (seen = resolve));
+    const log = {
+      error(fields: { err?: unknown }, message: string) {
+        logged.push({ error: fields.err, message });
+        seen();
+      },
+    } as unknown as FastifyBaseLogger;
+    // Only its constructor runs here: it hands the store the log's reporter.
+    new JobRunner(t.s, null as never, new Map(), null as never, log, null as never);
+    try {
+      const team = await t.s.accounts.createTeam({ name: 'errors', credits: 10, rateLimit: 100 });
+      // Starts pg-boss, then takes its queues' table away: its next supervision fails.
+      assert.ok(await t.s.jobs.create({ teamId: team.id, keyId: 'key_x', test: false, label: null, cacheMaxAge: null, maxPages: 1, items: items(1) }, 10, 1_000));
+      await t.pool.query(`ALTER TABLE ${t.schema}.queue RENAME TO queue_away`);
+      try {
+        await reached;
+      } finally {
+        await t.pool.query(`ALTER TABLE ${t.schema}.queue_away RENAME TO queue`);
+      }
+      assert.equal(logged[0]?.message, 'job queue (pg-boss) failed in the background');
+      assert.match(String((logged[0]?.error as Error).message), /queue/);
     } finally {
       await t.close();
     }

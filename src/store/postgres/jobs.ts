@@ -22,6 +22,14 @@ const STALE_PER_CLAIM = 100;
 /** The transaction lock that serialises claims on every node (each team's cap holds exactly). */
 const CLAIM_LOCK = 0x6a6f6273;
 
+/** `job.completed` of the job just updated by the CTE `job`, when it has ended; `id`: the parameter of the event's id. */
+const completedEvent = (id: string): string => `
+      INSERT INTO events (id, team_id, type, data)
+      SELECT ${id}, team_id, 'job.completed', jsonb_build_object('id', id, 'label', label, 'status', status, 'total', total, 'succeeded', succeeded,
+               'failed', failed, 'cancelled', cancelled, 'pages', pages, 'creditsCharged', credits,
+               'completedAt', to_char(to_timestamp(completed_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+        FROM job WHERE pending = 0`;
+
 const SQL = {
   lockTeam: 'INSERT INTO job_teams (team_id) VALUES ($1) ON CONFLICT (team_id) DO UPDATE SET team_id = excluded.team_id',
   active: "SELECT count(*) AS n FROM jobs WHERE team_id = $1 AND status IN ('queued', 'running')",
@@ -63,6 +71,28 @@ const SQL = {
                FROM held WHERE i.job_id = held.job_id AND i.idx = held.idx),
     job AS (UPDATE jobs SET pages = pages + 1, credits = credits + (SELECT count(*) FROM kept) WHERE id = $1 AND EXISTS (SELECT 1 FROM held))
     SELECT (SELECT count(*) FROM held) AS saved, (SELECT count(*) FROM kept) AS charged`,
+  // savePage and finish (succeeded) of the last pages of a job's items that end together, in one
+  // statement: each item's page, credit and end commit together (or, its claim lost, nothing of
+  // it), and the job's row, which every item of the job updates, is updated once for them all.
+  // $1 the job; per item $2 index, $3 claim token, $4 reservation, $5 page, $6 when it ended;
+  // $7 when the last ended; $8 the id of `job.completed`.
+  saveLastPages: `
+    WITH input AS (SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[]) AS w (idx, token, reservation_id, data, ended_at)),
+    held AS (SELECT i.idx, i.page_count, w.reservation_id, w.data, w.ended_at FROM job_items i JOIN input w ON w.idx = i.idx AND w.token = i.lock_owner
+              WHERE i.job_id = $1 AND i.status = 'running' FOR UPDATE OF i),
+    kept AS (UPDATE reservations r SET state = 'committed' FROM held WHERE r.id = held.reservation_id AND r.state = 'pending' RETURNING held.idx),
+    page AS (INSERT INTO job_pages (job_id, idx, n, data) SELECT $1, idx, page_count, data FROM held),
+    item AS (UPDATE job_items i SET page_count = i.page_count + 1, credits = i.credits + (CASE WHEN i.idx IN (SELECT idx FROM kept) THEN 1 ELSE 0 END),
+                    status = 'succeeded', error_code = NULL, error_message = NULL, finished_at = held.ended_at, lock_owner = NULL, lock_until = NULL
+               FROM held WHERE i.job_id = $1 AND i.idx = held.idx),
+    job AS (
+      UPDATE jobs SET pages = pages + (SELECT count(*) FROM held), credits = credits + (SELECT count(*) FROM kept),
+             pending = pending - (SELECT count(*) FROM held), succeeded = succeeded + (SELECT count(*) FROM held),
+             completed_at = CASE WHEN pending - (SELECT count(*) FROM held) = 0 THEN $7 ELSE completed_at END,
+             status = CASE WHEN pending - (SELECT count(*) FROM held) = 0 AND status <> 'cancelled' THEN 'completed' ELSE status END
+       WHERE id = $1 AND EXISTS (SELECT 1 FROM held) RETURNING ${JOB_COLUMNS}),
+    event AS (${completedEvent('$8')})
+    SELECT held.idx AS saved_idx, held.idx IN (SELECT idx FROM kept) AS charged, job.* FROM held CROSS JOIN job`,
   // The item's end, its job's counts, and (its last item) `job.completed`: one statement.
   finish: `
     WITH ended AS (
@@ -73,12 +103,7 @@ const SQL = {
              completed_at = CASE WHEN pending - 1 = 0 THEN $4 ELSE completed_at END,
              status = CASE WHEN pending - 1 = 0 AND status <> 'cancelled' THEN 'completed' ELSE status END
        WHERE id = $5 AND EXISTS (SELECT 1 FROM ended) RETURNING ${JOB_COLUMNS}),
-    event AS (
-      INSERT INTO events (id, team_id, type, data)
-      SELECT $10, team_id, 'job.completed', jsonb_build_object('id', id, 'label', label, 'status', status, 'total', total, 'succeeded', succeeded,
-               'failed', failed, 'cancelled', cancelled, 'pages', pages, 'creditsCharged', credits,
-               'completedAt', to_char(to_timestamp(completed_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-        FROM job WHERE pending = 0)
+    event AS (${completedEvent('$10')})
     SELECT * FROM job`,
   insertEvent: "INSERT INTO events (id, team_id, type, data) VALUES ($1, $2, 'job.completed', $3)",
   requeue: `UPDATE job_items SET status = 'pending', lock_owner = NULL, lock_until = NULL, next_attempt_at = $1,
@@ -91,6 +116,18 @@ const SQL = {
   prune: `WITH ended AS (SELECT id FROM jobs WHERE completed_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)
           DELETE FROM jobs j USING ended WHERE j.id = ended.id`,
 };
+
+/** A last page waiting for `saveLastPages`. */
+interface LastPage {
+  item: ItemRef;
+  token: string;
+  carrier: string | null;
+  data: string;
+  reservationId: string | null;
+  now: number;
+  resolve: (result: { saved: boolean; charged: boolean; ended: Job | null }) => void;
+  reject: (error: unknown) => void;
+}
 
 /** What this process's claim of an item is: its carrier, and the token that fences its writes. */
 interface Held {
@@ -114,6 +151,43 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
   const tokenOf = (item: ItemRef, owner: string): string => {
     const held = claims.get(item);
     return held && held.owner === owner ? held.token : `${owner}/unclaimed`;
+  };
+
+  // The last pages of each job's items waiting to be stored, while a statement storing others of
+  // the same job is under way: they go together in the next (bench:jobs: the job's row is locked
+  // until each commit, and items stored one by one queued on it and held the pool's connections).
+  const lastPages = new Map<string, LastPage[]>();
+  const savingJobs = new Set<string>();
+  const saveLastPages = async (jobId: string): Promise<void> => {
+    savingJobs.add(jobId);
+    try {
+      for (let batch = lastPages.get(jobId); batch; batch = lastPages.get(jobId)) {
+        lastPages.delete(jobId);
+        try {
+          const values = [batch.map((p) => p.item.index), batch.map((p) => p.token), batch.map((p) => p.reservationId), batch.map((p) => p.data), batch.map((p) => p.now)];
+          const rows = (await query(SQL.saveLastPages, [jobId, ...values, Math.max(...batch.map((p) => p.now)), newId('evt')])).rows as Row[];
+          const saved = new Map(rows.map((row) => [row.saved_idx as number, row]));
+          let ended = false;
+          for (const p of batch) {
+            const row = saved.get(p.item.index);
+            if (!row) {
+              p.resolve({ saved: false, charged: false, ended: null });
+              continue;
+            }
+            if (p.carrier) queue.completeSoon([p.carrier]);
+            const job = toJob(row);
+            // The job has ended with this batch: told to one of its items.
+            const endedHere: boolean = !ended && job.pending === 0;
+            ended ||= endedHere;
+            p.resolve({ saved: true, charged: row.charged === true, ended: endedHere ? job : null });
+          }
+        } catch (error) {
+          for (const p of batch) p.reject(error);
+        }
+      }
+    } finally {
+      savingJobs.delete(jobId);
+    }
   };
 
   return {
@@ -180,8 +254,13 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
     },
 
     async claimUpTo(owner, lockUntil, now, perTeam, max) {
+      // The carriers of the items this node ended since its last claim are completed first, in the
+      // claim: their team's running count drops before the fetch counts it, with no round trip of
+      // their own (the runner claims again as soon as an item ends).
+      const settled = queue.takeEnded();
       return db.transaction(async (client): Promise<ClaimedItem[]> => {
         await client.query(SQL.claimLock, [CLAIM_LOCK]);
+        await queue.complete(settled, client);
         const claimed: ClaimedItem[] = [];
         for (let stale = 0; claimed.length < max && stale < STALE_PER_CLAIM; ) {
           const carriers = await queue.fetch(client, perTeam, max - claimed.length);
@@ -215,8 +294,13 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
           });
           await queue.complete(ended, client);
           stale += ended.length;
+          // Every carrier fetched ran: fewer than asked means nothing more is due.
+          if (ended.length === 0) break;
         }
         return claimed;
+      }).catch((error: unknown) => {
+        queue.completeSoon(settled);
+        throw error;
       });
     },
 
@@ -232,6 +316,15 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
       return { saved: Number(row.saved) === 1, charged: Number(row.charged) === 1 };
     },
 
+    async saveLastPage(item, owner, data, reservationId, now) {
+      return new Promise((resolve, reject) => {
+        const waiting = lastPages.get(item.jobId) ?? [];
+        waiting.push({ item, token: tokenOf(item, owner), carrier: claims.get(item)?.carrier ?? null, data, reservationId, now: Math.trunc(now), resolve, reject });
+        lastPages.set(item.jobId, waiting);
+        if (!savingJobs.has(item.jobId)) void saveLastPages(item.jobId);
+      });
+    },
+
     async finish(item, owner, outcome, now) {
       const error = outcome.status === 'failed' ? outcome.error : null;
       const values = [outcome.status, error?.code ?? null, error?.message ?? null, Math.trunc(now), item.jobId, item.index, tokenOf(item, owner)];
@@ -240,7 +333,7 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
       // After the item's commit, not in it, and with other items' (a round trip less per item):
       // a node that dies in between leaves the carrier to come back, and the claim that fetches it
       // finds the item ended.
-      queue.completeSoon((claims.get(item) as Held).carrier);
+      queue.completeSoon([(claims.get(item) as Held).carrier]);
       return toJob(row);
     },
 
@@ -253,6 +346,10 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
         await queue.send(client, [{ jobId: item.jobId, index: item.index, teamId: row.team_id as string, ahead: 0, startAfter: Math.trunc(at) }]);
         return true;
       });
+    },
+
+    onQueueError(report) {
+      queue.onError(report);
     },
 
     async rescue() {

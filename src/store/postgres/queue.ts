@@ -27,7 +27,7 @@ const MIN_HEARTBEAT_S = 10;
 const MAX_RUN_S = 24 * 60 * 60 - 60;
 /** Carriers of a dead node go back to the queue again and again, as the item would have before. */
 const RETRY_LIMIT = 1_000_000;
-/** How long the carriers of ended items wait to be completed together (bench:jobs: a round trip less per item). */
+/** How long the carriers of ended items wait for a claim to complete them, at most. */
 const COMPLETE_AFTER_MS = 50;
 
 export interface Carried {
@@ -59,11 +59,18 @@ export interface ItemQueue {
   /** Completes the carriers (in `client`'s transaction when given). */
   complete(ids: readonly string[], client?: pg.PoolClient): Promise<void>;
   /**
-   * Completes the carrier of an item that has ended with others, within COMPLETE_AFTER_MS: one
-   * statement for many items. One lost (the node dies first) comes back to an ended item, which
-   * runs nothing.
+   * Completes the carriers of items that have ended with others: with the next claim (`takeEnded`)
+   * or, when none comes, within COMPLETE_AFTER_MS: one statement for many items. One lost (the
+   * node dies first) comes back to an ended item, which runs nothing.
    */
-  completeSoon(id: string): void;
+  completeSoon(ids: readonly string[]): void;
+  /** The carriers given to `completeSoon` not yet completed, for the caller to complete (or give back to `completeSoon`). */
+  takeEnded(): string[];
+  /**
+   * Where pg-boss's own errors go (its supervisor's and maintenance's, which no call of ours
+   * awaits): to `report`, the latest given; to none before one is given.
+   */
+  onError(report: (error: Error) => void): void;
   /** Deletes the carriers not yet fetched of a job (cancelled), in `client`'s transaction. */
   dropQueued(client: pg.PoolClient, jobId: string): Promise<void>;
   stop(): Promise<void>;
@@ -80,6 +87,7 @@ export interface QueueOptions {
 /** Starts pg-boss on first use, so that a process that never touches a job never starts it. */
 export function itemQueue(options: QueueOptions): ItemQueue {
   let started: Promise<PgBoss> | null = null;
+  let report: ((error: Error) => void) | null = null;
   const heartbeatSeconds = Math.max(MIN_HEARTBEAT_S, Math.ceil(options.lockMs / 1000));
   const boss = (): Promise<PgBoss> =>
     (started ??= (async () => {
@@ -95,7 +103,7 @@ export function itemQueue(options: QueueOptions): ItemQueue {
         superviseIntervalSeconds: Math.max(1, Math.floor(heartbeatSeconds / 2)),
         monitorIntervalSeconds: Math.max(1, Math.floor(heartbeatSeconds / 2)),
       });
-      instance.on('error', () => {});
+      instance.on('error', (error: Error) => report?.(error));
       await instance.start();
       const policy = { heartbeatSeconds, expireInSeconds: MAX_RUN_S, retryLimit: RETRY_LIMIT, retryDelay: 0, deleteAfterSeconds: 60 * 60 };
       await instance.createQueue(QUEUE, policy);
@@ -109,18 +117,26 @@ export function itemQueue(options: QueueOptions): ItemQueue {
 
   let ended: string[] = [];
   let completing: NodeJS.Timeout | null = null;
-  const completeEnded = async (): Promise<void> => {
+  const takeEnded = (): string[] => {
     if (completing) clearTimeout(completing);
     completing = null;
     const ids = ended;
     ended = [];
+    return ids;
+  };
+  const completeEnded = async (): Promise<void> => {
+    const ids = takeEnded();
     if (ids.length > 0) await (await boss()).complete(QUEUE, ids, null, { includeQueued: true });
   };
 
   return {
-    completeSoon(id) {
-      ended.push(id);
-      completing ??= setTimeout(() => void completeEnded().catch(() => {}), COMPLETE_AFTER_MS);
+    completeSoon(ids) {
+      ended.push(...ids);
+      if (ended.length > 0) completing ??= setTimeout(() => void completeEnded().catch(() => {}), COMPLETE_AFTER_MS);
+    },
+    takeEnded,
+    onError(given) {
+      report = given;
     },
     async send(client, carriers) {
       if (carriers.length === 0) return;

@@ -4,7 +4,7 @@
 // credit's reservation or not at all.
 import { decodeJobCursor, encodeJobCursor, ITEM_COLUMNS, JOB_COLUMNS, jobEventData, toItem, toJob } from '../job-rows.ts';
 import { newId } from '../rules.ts';
-import type { ClaimedItem, Job, JobItem, JobStore, NewJob } from '../types.ts';
+import type { ClaimedItem, ItemOutcome, ItemRef, Job, JobItem, JobStore, NewJob } from '../types.ts';
 import { prepare, type Connection, type Row } from './connection.ts';
 
 const PRUNE_BATCH = 20;
@@ -82,6 +82,27 @@ export function jobStore(c: Connection): JobStore {
   };
   const recordEnd = (job: Job, now: number) => {
     if (job.pending === 0) st.insertEvent.run(newId('evt'), job.teamId, JSON.stringify(jobEventData(job)), new Date(now).toISOString());
+  };
+
+  // In a write transaction: a page of the item `owner` holds, with the commit of its credit.
+  const storePage = (item: ItemRef, owner: string, data: string, reservationId: string | null): { saved: boolean; charged: boolean } => {
+    const held = st.held.get(item.jobId, item.index, owner);
+    if (!held) return { saved: false, charged: false };
+    const charged = reservationId !== null && Number(st.commitReservation.run(reservationId).changes) === 1;
+    st.insertPage.run(item.jobId, item.index, held.page_count as number, data);
+    st.itemPage.run(charged ? 1 : 0, item.jobId, item.index);
+    st.jobPage.run(charged ? 1 : 0, item.jobId);
+    return { saved: true, charged };
+  };
+  // In a write transaction: the end of the item `owner` holds, and of its job with its last item.
+  const end = (item: ItemRef, owner: string, outcome: ItemOutcome, now: number): Job | null => {
+    const error = outcome.status === 'failed' ? outcome.error : null;
+    const ended = st.end.get(outcome.status, error?.code ?? null, error?.message ?? null, Math.trunc(now), item.jobId, item.index, owner);
+    if (!ended) return null;
+    st.unserve.run(1, ended.team_id as string);
+    const job = toJob(st.jobEnded.get(outcome.status === 'succeeded' ? 1 : 0, outcome.status === 'failed' ? 1 : 0, Math.trunc(now), item.jobId) as Row);
+    recordEnd(job, now);
+    return job;
   };
 
   return {
@@ -174,27 +195,19 @@ export function jobStore(c: Connection): JobStore {
     },
 
     async savePage(item, owner, data, reservationId) {
+      return c.txGrouped(() => storePage(item, owner, data, reservationId));
+    },
+
+    async saveLastPage(item, owner, data, reservationId, now) {
       return c.txGrouped(() => {
-        const held = st.held.get(item.jobId, item.index, owner);
-        if (!held) return { saved: false, charged: false };
-        const charged = reservationId !== null && Number(st.commitReservation.run(reservationId).changes) === 1;
-        st.insertPage.run(item.jobId, item.index, held.page_count as number, data);
-        st.itemPage.run(charged ? 1 : 0, item.jobId, item.index);
-        st.jobPage.run(charged ? 1 : 0, item.jobId);
-        return { saved: true, charged };
+        const saved = storePage(item, owner, data, reservationId);
+        const job = saved.saved ? end(item, owner, { status: 'succeeded' }, now) : null;
+        return { ...saved, ended: job && job.pending === 0 ? job : null };
       });
     },
 
     async finish(item, owner, outcome, now) {
-      return c.txGrouped((): Job | null => {
-        const error = outcome.status === 'failed' ? outcome.error : null;
-        const ended = st.end.get(outcome.status, error?.code ?? null, error?.message ?? null, Math.trunc(now), item.jobId, item.index, owner);
-        if (!ended) return null;
-        st.unserve.run(1, ended.team_id as string);
-        const job = toJob(st.jobEnded.get(outcome.status === 'succeeded' ? 1 : 0, outcome.status === 'failed' ? 1 : 0, Math.trunc(now), item.jobId) as Row);
-        recordEnd(job, now);
-        return job;
-      });
+      return c.txGrouped(() => end(item, owner, outcome, now));
     },
 
     async requeue(item, owner, at, error, giveBack = false) {

@@ -90,6 +90,9 @@ export interface JobPage {
   next: string | null;
 }
 
+/** How an item ends. */
+export type ItemOutcome = { status: 'succeeded' } | { status: 'failed'; error: { code: string; message: string } };
+
 /**
  * Batch jobs and their items: a queue in the database that any node claims from. An item is
  * claimed by one node at a time until a lock deadline (renewed while it runs); one whose node
@@ -120,8 +123,14 @@ export interface JobStore {
    * and the caller refunds. `charged` false: the reservation had been refunded as abandoned.
    */
   savePage(item: ItemRef, owner: string, data: string, reservationId: string | null, now: number): Promise<{ saved: boolean; charged: boolean }>;
+  /**
+   * `savePage` of the item's last page and `finish` of the item as succeeded, in one transaction
+   * (on PostgreSQL one statement, shared with other items of the job ending at the same time):
+   * `ended` is the job when the item's end ended it (its last pending item), otherwise null.
+   */
+  saveLastPage(item: ItemRef, owner: string, data: string, reservationId: string | null, now: number): Promise<{ saved: boolean; charged: boolean; ended: Job | null }>;
   /** Ends the item `owner` holds; the job ends with its last item (recording `job.completed`). Its job as it is then; null when the claim is not its own. */
-  finish(item: ItemRef, owner: string, outcome: { status: 'succeeded' } | { status: 'failed'; error: { code: string; message: string } }, now: number): Promise<Job | null>;
+  finish(item: ItemRef, owner: string, outcome: ItemOutcome, now: number): Promise<Job | null>;
   /** Puts the item `owner` holds back in the queue, to run again from `at` (epoch ms); `error`: why (kept until it ends). `refund`: the claim is given back (shutdown), not counted as an attempt. */
   requeue(item: ItemRef, owner: string, at: number, error: { code: string; message: string } | null, giveBack?: boolean): Promise<boolean>;
   /** Queues again the items whose claim passed its deadline (their node died); returns how many. */
@@ -132,4 +141,6 @@ export interface JobStore {
   depth(): Promise<{ pending: number; running: number }>;
   /** Deletes the jobs (with their items) that ended before `before` (epoch ms); returns how many. */
   prune(before: number): Promise<number>;
+  /** Where the errors of the queue's own background work go (PostgreSQL: pg-boss's supervisor and maintenance); absent: it has none. */
+  onQueueError?(report: (error: Error) => void): void;
 }
