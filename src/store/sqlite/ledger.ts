@@ -32,7 +32,7 @@ const LEDGER_SQL = {
   keySpending: 'SELECT daily_credit_limit, spent_day, spent FROM api_keys WHERE id = ?',
   spend: 'UPDATE api_keys SET spent = (CASE WHEN spent_day = ?1 THEN spent ELSE 0 END) + ?2, spent_day = ?1 WHERE id = ?3',
   unspend: 'UPDATE api_keys SET spent = max(0, spent - ?1) WHERE id = ?2 AND spent_day = ?3',
-  markCommitted: "UPDATE reservations SET state = 'committed' WHERE id = ? AND state = 'pending'",
+  markCommitted: "UPDATE reservations SET state = 'committed' WHERE id = ? AND state = 'pending' RETURNING team_id",
   markRefunded: "UPDATE reservations SET state = 'refunded' WHERE id = ? AND state = 'pending'",
   expired: "SELECT id FROM reservations WHERE state = 'pending' AND deadline < ? ORDER BY deadline LIMIT ?",
 };
@@ -125,12 +125,13 @@ export function ledger(c: Connection): Ledger {
 
     async commit(reservationId: string): Promise<{ charged: boolean; balance: number }> {
       return c.txGrouped(() => {
+        // A pending reservation becomes committed (one statement, which names its team); a
+        // refunded one stays refunded, and its charge was given back: the caller must not report it.
+        const committed = st.markCommitted.get(reservationId);
+        if (committed) return { charged: true, balance: balanceOf(committed.team_id as string) as number };
         const r = st.getReservation.get(reservationId);
         if (!r) throw new Error(`unknown reservation ${reservationId}`);
-        // Only a pending reservation becomes committed; a refunded one stays refunded, and its
-        // charge was given back: the caller must not report it.
-        const charged = st.markCommitted.run(reservationId).changes === 1 || r.state === 'committed';
-        return { charged, balance: balanceOf(r.team_id as string) as number };
+        return { charged: r.state === 'committed', balance: balanceOf(r.team_id as string) as number };
       });
     },
 
