@@ -17,11 +17,12 @@ export interface BodyCharge {
 /**
  * Compressed bodies up to this size (or the cap, when smaller) are read whole and decoded in one
  * synchronous call, into at most `WHOLE_MAX_DECODED` bytes; larger ones, or ones that decode to
- * more, through a streaming decoder. For the pages of the platforms (3-6 KB compressed) one call
- * costs 12 µs of CPU where a stream cost 65-75 µs (a Transform per body, its callbacks and a
- * round trip to the thread pool per chunk): measured with `npm run bench:live`, where decoding
- * was 11% of the service's profile. The bounds keep a call's hold on the event loop to about a
- * millisecond, whatever the upstream sends (a gzip bomb included).
+ * more, through a streaming decoder. One call costs 23 µs of CPU for a linkpage-a page (3 KB of
+ * gzip, 9 KB decoded) where a stream cost 105 µs, and 66 µs for a shopfront page (6 KB of br, 40
+ * KB decoded) where a stream cost 160-220 µs (a Transform per body, its callbacks and a round
+ * trip to the thread pool per chunk); decoding was 11% of the service's profile in `npm run
+ * bench:live`. The bounds keep a call's hold on the event loop to about a millisecond, whatever
+ * the upstream sends (a gzip bomb included).
  */
 const WHOLE_MAX_COMPRESSED = 64 * 1024;
 const WHOLE_MAX_DECODED = 1024 * 1024;
@@ -89,7 +90,8 @@ export async function readBody(
       const head: Buffer[] = [];
       let read = 0;
       let ended = false;
-      while (read <= Math.min(WHOLE_MAX_COMPRESSED, cap)) {
+      const wholeLimit = Math.min(WHOLE_MAX_COMPRESSED, cap);
+      for (;;) {
         const next = await iterator.next();
         if (next.done) {
           ended = true;
@@ -97,6 +99,8 @@ export async function readBody(
         }
         head.push(next.value);
         read += next.value.length;
+        // Past the limit the body is decoded as a stream, which takes its decoded bytes (capped) as they come.
+        if (read > wholeLimit) break;
         if (read > taken) await reserve(read - taken);
       }
       if (ended) {
