@@ -28,11 +28,49 @@ export type Admission = { ok: true; probe: boolean } | { ok: false; retryAfterSe
 /** Scrapes remembered per platform at most, whatever the window (bounds memory under load). */
 const MAX_EVENTS = 10_000;
 
+/**
+ * The window's scrapes, oldest first: their times and outcomes in a ring of MAX_EVENTS slots.
+ * Under load the window holds MAX_EVENTS scrapes and each new one drops the oldest: taking it
+ * off the front of an array moved the 10,000 behind it, 2.5% of the service's time in `npm run
+ * bench:live` (about 12 µs a scrape); the ring drops it in place.
+ */
+class Window {
+  readonly #at = new Float64Array(MAX_EVENTS);
+  readonly #failed = new Uint8Array(MAX_EVENTS);
+  #start = 0;
+  length = 0;
+  /** Failures among the scrapes held, kept as they come and go (not counted again per scrape). */
+  failures = 0;
+
+  push(at: number, failed: boolean): void {
+    if (this.length === MAX_EVENTS) this.#shift();
+    const slot = (this.#start + this.length) % MAX_EVENTS;
+    this.#at[slot] = at;
+    this.#failed[slot] = failed ? 1 : 0;
+    this.length += 1;
+    if (failed) this.failures += 1;
+  }
+
+  /** Drops the scrapes at or before `from`. */
+  trim(from: number): void {
+    while (this.length > 0 && (this.#at[this.#start] as number) <= from) this.#shift();
+  }
+
+  clear(): void {
+    this.#start = 0;
+    this.length = 0;
+    this.failures = 0;
+  }
+
+  #shift(): void {
+    this.failures -= this.#failed[this.#start] as number;
+    this.#start = (this.#start + 1) % MAX_EVENTS;
+    this.length -= 1;
+  }
+}
+
 class Breaker {
-  /** Times of the window's scrapes, and whether each failed, oldest first. */
-  readonly #events: { at: number; failed: boolean }[] = [];
-  /** Failures among `#events`, kept as they come and go (not counted again per scrape). */
-  #failures = 0;
+  readonly #events = new Window();
   #openUntil = 0;
   #open = false;
   #coolDownMs: number;
@@ -43,15 +81,6 @@ class Breaker {
   constructor(settings: BreakerSettings) {
     this.#settings = settings;
     this.#coolDownMs = settings.coolDownMs;
-  }
-
-  #trim(now: number): void {
-    const from = now - this.#settings.windowMs;
-    let drop = 0;
-    while (drop < this.#events.length && (this.#events[drop] as { at: number }).at <= from) drop++;
-    if (this.#events.length - drop > MAX_EVENTS) drop = this.#events.length - MAX_EVENTS;
-    if (drop === 0) return;
-    for (const event of this.#events.splice(0, drop)) if (event.failed) this.#failures -= 1;
   }
 
   admit(now: number): Admission {
@@ -74,15 +103,13 @@ class Breaker {
       } else {
         this.#open = false;
         this.#coolDownMs = this.#settings.coolDownMs;
-        this.#events.length = 0;
-        this.#failures = 0;
+        this.#events.clear();
       }
       return;
     }
-    this.#events.push({ at: now, failed });
-    if (failed) this.#failures += 1;
-    this.#trim(now);
-    if (this.#events.length >= this.#settings.minRequests && this.#failures / this.#events.length >= this.#settings.failureRatio) {
+    this.#events.push(now, failed);
+    this.#events.trim(now - this.#settings.windowMs);
+    if (this.#events.length >= this.#settings.minRequests && this.#events.failures / this.#events.length >= this.#settings.failureRatio) {
       this.#open = true;
       this.#openUntil = now + this.#coolDownMs;
     }
@@ -95,8 +122,8 @@ class Breaker {
 
   state(now: number): PlatformState {
     if (this.#open) return 'down';
-    this.#trim(now);
-    return this.#failures > 0 ? 'degraded' : 'ok';
+    this.#events.trim(now - this.#settings.windowMs);
+    return this.#events.failures > 0 ? 'degraded' : 'ok';
   }
 }
 

@@ -71,6 +71,11 @@ export type Cursor = { position: UpstreamPosition; scrapedAt: number };
 /** A finished live scrape: the serialised `data` and when it was scraped. */
 export interface Scraped {
   json: string;
+  /**
+   * `json` as UTF-8, encoded once for the cache and the answer (each encoded it anew: 1% of a
+   * live scrape in `npm run bench:live`); absent from a scrape shared by another node.
+   */
+  bytes?: Buffer;
   scrapedAt: number;
 }
 
@@ -127,7 +132,12 @@ export class LiveScrapes {
       return existing;
     }
     const flights = this.#stores.flights;
-    const promise = (flights ? joinFlight(flights, key, deadline, run, scrapeFailures) : run()).finally(() => this.#inFlight.delete(key));
+    // Across nodes the result travels as JSON: its text and time, not its bytes.
+    const portable = async (): Promise<Scraped> => {
+      const { json, scrapedAt } = await run();
+      return { json, scrapedAt };
+    };
+    const promise = (flights ? joinFlight(flights, key, deadline, portable, scrapeFailures) : run()).finally(() => this.#inFlight.delete(key));
     this.#inFlight.set(key, promise);
     return promise;
   }
@@ -235,8 +245,9 @@ export class LiveScrapes {
     this.#metrics.upstreamOutcomes.inc({ platform: endpoint.platform, outcome: 'ok' });
     record(false);
     const json = JSON.stringify(data);
-    if (!test) await this.#stores.cache.set(cacheKey, targetKey, { value: json, storedAt: scrapedAt });
-    return { json, scrapedAt };
+    const bytes = Buffer.from(json);
+    if (!test) await this.#stores.cache.set(cacheKey, targetKey, { value: json, bytes, storedAt: scrapedAt });
+    return { json, bytes, scrapedAt };
   }
 }
 

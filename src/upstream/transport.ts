@@ -1,7 +1,7 @@
 // What the upstream client sends and how it reads what goes wrong: the browser-like headers, the
 // failures of the transport (transient or a mistake of ours), of a proxy, and the body decoders.
 // Used by client.ts alone.
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { brotliDecompressSync, createBrotliDecompress, createGunzip, createInflate, gunzipSync, inflateSync } from 'node:zlib';
 import type { Transform } from 'node:stream';
 import { UpstreamOutcome } from './outcomes.ts';
 import { undici } from './undici.ts';
@@ -93,20 +93,45 @@ export function transportProblem(error: unknown): string | null {
   return null;
 }
 
-export function decoderFor(encoding: string | undefined): Transform | null {
-  switch ((encoding ?? '').trim().toLowerCase()) {
+/** The content-encodings the client decodes. */
+export type Encoding = 'gzip' | 'deflate' | 'br';
+
+/** The encoding a `content-encoding` header names; null: none. Any other encoding is refused. */
+export function encodingOf(header: string | undefined): Encoding | null {
+  switch ((header ?? '').trim().toLowerCase()) {
     case '':
     case 'identity':
       return null;
     case 'gzip':
     case 'x-gzip':
-      return createGunzip();
+      return 'gzip';
     case 'deflate':
-      return createInflate();
+      return 'deflate';
     case 'br':
-      return createBrotliDecompress();
+      return 'br';
     default:
-      throw new UpstreamOutcome('unrecognised', 'upstream', `unsupported content-encoding "${encoding}"`);
+      throw new UpstreamOutcome('unrecognised', 'upstream', `unsupported content-encoding "${header}"`);
+  }
+}
+
+/** A streaming decoder, for bodies too large to decode in one call (see `decodeWhole`). */
+export function decoderFor(encoding: Encoding): Transform {
+  if (encoding === 'gzip') return createGunzip();
+  return encoding === 'deflate' ? createInflate() : createBrotliDecompress();
+}
+
+/**
+ * A whole compressed body decoded in one synchronous call, or null when it decodes to more than
+ * `maxBytes`. Corrupt or truncated input throws zlib's error (it carries a `code`).
+ */
+export function decodeWhole(encoding: Encoding, input: Buffer, maxBytes: number): Buffer | null {
+  const options = { maxOutputLength: maxBytes };
+  try {
+    if (encoding === 'gzip') return gunzipSync(input, options);
+    return encoding === 'deflate' ? inflateSync(input, options) : brotliDecompressSync(input, options);
+  } catch (error) {
+    if (error instanceof RangeError && (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') return null;
+    throw error;
   }
 }
 

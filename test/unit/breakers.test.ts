@@ -68,3 +68,19 @@ test('failures older than the window do not count', () => {
   clock.now += 30_001;
   assert.equal(b.status('p').state, 'ok');
 });
+
+test('under load the window keeps the latest 10,000 scrapes: failures that have left it no longer count', () => {
+  const { b } = breakers();
+  for (let i = 0; i < 5_001; i++) b.record('p', false);
+  for (let i = 0; i < 4_999; i++) b.record('p', true);
+  assert.equal(b.admit('p').ok, true, '4,999 failures of 10,000 are under half');
+  // Each success pushes out the oldest scrape: the failures leave the window last.
+  for (let i = 0; i < 9_999; i++) b.record('p', false);
+  assert.equal(b.status('p').state, 'degraded', 'one failure is left');
+  b.record('p', false);
+  assert.equal(b.status('p').state, 'ok', 'the failures have all left the window');
+  for (let i = 0; i < 4_999; i++) b.record('p', true);
+  assert.equal(b.admit('p').ok, true, '4,999 failures of the latest 10,000');
+  b.record('p', true);
+  assert.equal(b.admit('p').ok, false, 'half of the latest 10,000 failed');
+});

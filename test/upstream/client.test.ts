@@ -8,6 +8,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import zlib from 'node:zlib';
+import { randomBytes } from 'node:crypto';
 import { UpstreamClient } from '../../src/upstream/client.ts';
 import type { UpstreamClientOptions } from '../../src/upstream/client.ts';
 import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
@@ -433,6 +434,17 @@ describe('size cap', () => {
       await expectOutcome(call(client, { path: `/${encoding}`, kind: 'page' }), 'unrecognised');
     }
     assert.equal(server.hits.length, 2);
+  });
+
+  test('a compressed body larger than a small cap (and the memory budget) is unrecognised, not overloaded', async (t) => {
+    const noise = zlib.gzipSync(randomBytes(16 * 1024));
+    const server = await startServer(t, (_req, res) => {
+      res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': String(noise.length) });
+      res.end(noise);
+    });
+    const client = makeClient(t, { [PLATFORM]: server.origin }, { maxBodyBytes: 4 * 1024, memoryBytes: 4 * 1024 });
+    await expectOutcome(call(client, { path: '/noise', kind: 'page' }), 'unrecognised');
+    assert.equal(client.memory.used, 0);
   });
 
   test('the default cap is 10 MB of decoded body', async (t) => {

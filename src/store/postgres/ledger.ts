@@ -8,7 +8,7 @@
 // of the balance in Redis, read by cache hits).
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { Ledger, LedgerEntry, ReserveResult, ReservingKey, Usage } from '../types.ts';
-import { checkPositiveInt, newId } from '../rules.ts';
+import { checkPositiveInt, newId, newOrderedId } from '../rules.ts';
 import type { TeamWatcher } from './accounts.ts';
 import type { Query } from './pool.ts';
 
@@ -125,7 +125,7 @@ export function ledger(query: Query, watcher: () => TeamWatcher | undefined): Le
     async reserve(teamId: string, amount: number, requestId: string, deadline: number, key?: ReservingKey): Promise<ReserveResult> {
       checkPositiveInt('reservation amount', amount);
       if (!Number.isFinite(deadline)) throw new RangeError(`deadline must be epoch ms, got ${deadline}`);
-      const reservationId = newId('res');
+      const reservationId = newOrderedId('res');
       const row = (await one(SQL.reserve, [teamId, amount, requestId, reservationId, Math.trunc(deadline), key?.day ?? null, key?.id ?? null, newId('evt'), newId('evt')])) as Row;
       if (row.after !== null) {
         changed(teamId, row.version, row.after);

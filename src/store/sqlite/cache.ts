@@ -114,7 +114,7 @@ export function cacheStore(c: Connection, background: Background, maxBytes: numb
 
     async set(key: string, target: string, entry: CacheEntry): Promise<void> {
       if (c.closed) throw new StoreUnavailableError('SQLite store is closed');
-      const bytes = Buffer.from(entry.value);
+      const bytes = entry.bytes ?? Buffer.from(entry.value);
       const size = bytes.length + Buffer.byteLength(key) + Buffer.byteLength(target);
       const stored = { bytes, storedAt: Math.trunc(entry.storedAt) };
       try {

@@ -3,6 +3,8 @@
 export interface CacheEntry {
   /** Serialised `data` object. */
   value: string;
+  /** `value` as UTF-8, when the caller has it: a store that keeps bytes takes these rather than encoding `value` again. */
+  bytes?: Buffer;
   /** Epoch ms of the live scrape that produced it. */
   storedAt: number;
 }
