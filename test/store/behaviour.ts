@@ -657,7 +657,7 @@ export function storeBehaviour(name: string, open: OpenStores, { clockedClaims =
         await s.ledger.commit(committed);
         const refunded = await reserve(other.id, t - 3 * MINUTE);
         await s.ledger.refund(refunded);
-        for (let i = 0; i < 600; i++) await reserve(team.id, t - 2 * MINUTE);
+        await Promise.all(Array.from({ length: 600 }, () => reserve(team.id, t - 2 * MINUTE)));
         assert.equal(await s.ledger.refundExpired(t - MINUTE), 600);
         // Kept: pending ones (even past their deadline, not swept yet) and settled ones after the bound.
         const stale = await reserve(team.id, t - 2 * MINUTE);
@@ -679,6 +679,7 @@ export function storeBehaviour(name: string, open: OpenStores, { clockedClaims =
         assert.deepEqual(await s.ledger.commit(recent), { charged: true, balance: balances[0] });
         assert.deepEqual(await s.ledger.refund(recent), { refunded: false, balance: balances[0] });
         assert.equal(await s.ledger.refundExpired(t - MINUTE), 1, 'the stale pending one is still swept');
+        assert.equal((await s.ledger.refund(stale)).refunded, false, 'that one');
         assert.deepEqual(await s.ledger.refund(pending), { refunded: true, balance: (balances[0] as number) + 2 });
         // A late settle of a pruned one is refused: it neither charges nor refunds again.
         await assert.rejects(s.ledger.commit(committed), /unknown reservation/);
