@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { loadConfig, PLATFORM_ORIGINS } from '../../src/config.ts';
 import { endpoints } from '../../src/endpoints/index.ts';
 import { buildApp } from '../../src/server/app.ts';
+import { SETTLED_RESERVATION_DAYS } from '../../src/server/plugins/maintenance.ts';
 import { generateKey } from '../../src/server/keys.ts';
 import { openSqliteStores } from '../../src/store/sqlite/index.ts';
 import type { Stores } from '../../src/store/types.ts';
@@ -19,6 +20,7 @@ import { expectError, expectNotReady, ledgerState, sleep, until, urlOf, variantQ
 import { freePort, refusedPort, type RefusedPort } from '../support/ports.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
+const DAY_MS = 24 * 60 * 60 * 1000;
 const tempDir = () => mkdtempSync(join(tmpdir(), 'lifecycle-test-'));
 const NO_STACK = /^\s+at .+[:(]\d+/m;
 
@@ -282,7 +284,8 @@ describe('crash recovery of abandoned reservations', () => {
   test('an expired pending reservation is refunded once at start-up; a live one only after its deadline', async () => {
     const dir = tempDir();
     const path = join(dir, 'service.db');
-    const clock = { now: Date.now() };
+    const start = Date.now();
+    const clock = { now: start };
     try {
       // A process reserved two credits and died: one deadline already past, one in the future.
       const crashed = openSqliteStores({ path });
@@ -329,6 +332,20 @@ describe('crash recovery of abandoned reservations', () => {
       assert.equal(usage?.pending, 0);
       const sum = (await second.stores.ledger.entries(team.id, 100)).reduce((total, entry) => total + entry.amount, 0);
       assert.equal(sum, 10, 'the ledger sums to the balance');
+
+      // Settled, they are kept SETTLED_RESERVATION_DAYS past their deadline, then pruned.
+      const settledFor = async (id: string) => (await second.stores.ledger.refund(id).then(() => 'kept', () => 'pruned'));
+      clock.now = start + SETTLED_RESERVATION_DAYS * DAY_MS - 1_000;
+      await second.app.maintain();
+      assert.deepEqual([await settledFor(expired.reservationId), await settledFor(live.reservationId)], ['kept', 'kept']);
+      clock.now = start + SETTLED_RESERVATION_DAYS * DAY_MS;
+      await second.app.maintain();
+      assert.deepEqual([await settledFor(expired.reservationId), await settledFor(live.reservationId)], ['pruned', 'kept']);
+      clock.now = start + SETTLED_RESERVATION_DAYS * DAY_MS + 60_001;
+      await second.app.maintain();
+      assert.deepEqual([await settledFor(expired.reservationId), await settledFor(live.reservationId)], ['pruned', 'pruned']);
+      assert.equal(await second.stores.ledger.balance(team.id), 10, 'pruning changes no balance');
+      assert.equal((await second.stores.ledger.entries(team.id, 100)).length, 5, 'nor the ledger');
       await second.app.close();
       await second.stores.close();
     } finally {

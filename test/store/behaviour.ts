@@ -643,6 +643,55 @@ export function storeBehaviour(name: string, open: OpenStores, { clockedClaims =
         }
         assert.equal(await assertConsistent(s, team.id), 20 - charged);
       });
+
+      it('pruneReservations deletes settled reservations whose deadline is before the bound, in batches; pending and recent ones stay', async (s) => {
+        const team = await newTeam(s, 1_000);
+        const other = await newTeam(s, 10);
+        const t = Date.now();
+        const reserve = async (teamId: string, deadline: number): Promise<string> => {
+          const r = await s.ledger.reserve(teamId, 1, reqId(), deadline);
+          return r.ok ? r.reservationId : assert.fail('reserved');
+        };
+        // More than one batch of old settled ones: committed, refunded, and refunded as abandoned.
+        const committed = await reserve(team.id, t - 3 * MINUTE);
+        await s.ledger.commit(committed);
+        const refunded = await reserve(other.id, t - 3 * MINUTE);
+        await s.ledger.refund(refunded);
+        await Promise.all(Array.from({ length: 600 }, () => reserve(team.id, t - 2 * MINUTE)));
+        assert.equal(await s.ledger.refundExpired(t - MINUTE), 600);
+        // Kept: pending ones (even past their deadline, not swept yet) and settled ones after the bound.
+        const stale = await reserve(team.id, t - 2 * MINUTE);
+        const recent = await reserve(team.id, t + MINUTE);
+        await s.ledger.commit(recent);
+        const pending = await reserve(team.id, t + MINUTE);
+        const balances = [await assertConsistent(s, team.id), await assertConsistent(s, other.id)];
+        const entries = [await s.ledger.entries(team.id, 10_000), await s.ledger.entries(other.id, 10_000)];
+        const usage = [await s.ledger.usage(team.id), await s.ledger.usage(other.id)];
+        assert.equal(usage[0]?.pending, 2);
+
+        assert.equal(await s.ledger.pruneReservations(t), 602);
+        assert.equal(await s.ledger.pruneReservations(t), 0, 'a second prune finds nothing');
+        assert.deepEqual([await assertConsistent(s, team.id), await assertConsistent(s, other.id)], balances, 'balances unchanged');
+        assert.deepEqual([await s.ledger.entries(team.id, 10_000), await s.ledger.entries(other.id, 10_000)], entries, 'the ledger is untouched');
+        assert.deepEqual([await s.ledger.usage(team.id), await s.ledger.usage(other.id)], usage);
+
+        // What was kept still settles as before.
+        assert.deepEqual(await s.ledger.commit(recent), { charged: true, balance: balances[0] });
+        assert.deepEqual(await s.ledger.refund(recent), { refunded: false, balance: balances[0] });
+        assert.equal(await s.ledger.refundExpired(t - MINUTE), 1, 'the stale pending one is still swept');
+        assert.equal((await s.ledger.refund(stale)).refunded, false, 'that one');
+        assert.deepEqual(await s.ledger.refund(pending), { refunded: true, balance: (balances[0] as number) + 2 });
+        // A late settle of a pruned one is refused: it neither charges nor refunds again.
+        await assert.rejects(s.ledger.commit(committed), /unknown reservation/);
+        await assert.rejects(s.ledger.refund(committed), /unknown reservation/);
+        await assert.rejects(s.ledger.refund(refunded), /unknown reservation/);
+        await assert.rejects(s.ledger.commit(refunded), /unknown reservation/);
+        assert.equal(await assertConsistent(s, team.id), (balances[0] as number) + 2);
+        assert.equal(await assertConsistent(s, other.id), balances[1]);
+        assert.equal((await s.ledger.usage(team.id))?.pending, 0);
+        assert.equal(await s.ledger.pruneReservations(t + 2 * MINUTE), 3, 'once settled and past the bound, those go too');
+        assert.equal(await s.ledger.pruneReservations(t + 2 * MINUTE), 0);
+      });
     });
 
     describe('cache', () => {

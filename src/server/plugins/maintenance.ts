@@ -1,7 +1,8 @@
 // Periodic work while the app is open, once when it is ready and then at intervals: refunds of
 // abandoned reservations (every 5 s, so that one is refunded within 10 s of its deadline, by
 // whichever node sweeps first), and cache pruning with the deletion of old request records,
-// sessions, drift samples and Idempotency-Key records that hold their key no longer (every 30 s). `app.maintain()` runs both on demand.
+// sessions, drift samples, Idempotency-Key records that hold their key no longer and settled
+// reservations (every 30 s). `app.maintain()` runs both on demand.
 import type { FastifyInstance, FastifyPluginCallback } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Stores } from '../../store/types.ts';
@@ -46,6 +47,16 @@ export interface MaintenanceOptions {
 export const DRIFT_DAYS = 14;
 /** Days a delivered or failed webhook delivery (and its attempts) stays in the log. */
 export const WEBHOOK_DELIVERY_DAYS = 30;
+/**
+ * Days a settled (committed or refunded) reservation is kept after its deadline. Past its
+ * deadline (the request budget plus RESERVATION_MARGIN_MS after it was made) nothing settles a
+ * reservation any more: a pending one is refunded by the sweep within seconds, and a commit or
+ * refund that comes later still (of a request, a job's page or a monitor's run) finds it settled
+ * and changes nothing. Kept days longer all the same, so that such a late call is answered as
+ * before; once pruned, it finds no reservation and neither charges nor refunds. The ledger keeps
+ * every charge and refund: balances and usage do not depend on reservations once settled.
+ */
+export const SETTLED_RESERVATION_DAYS = 7;
 
 const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, now, intervalMs, reapIntervalMs, recordsMaxAgeMs, monitorRunsMaxAgeMs, jobsMaxAgeMs = 7 * 24 * 60 * 60 * 1000 }, done) => {
   const reap = async () => {
@@ -64,6 +75,7 @@ const maintenance: FastifyPluginCallback<MaintenanceOptions> = (app, { stores, n
     await stores.webhooks.prune(now() - WEBHOOK_DELIVERY_DAYS * 24 * 60 * 60 * 1000);
     await stores.monitors.pruneRuns(now() - monitorRunsMaxAgeMs);
     await stores.jobs.prune(now() - jobsMaxAgeMs);
+    await stores.ledger.pruneReservations(now() - SETTLED_RESERVATION_DAYS * 24 * 60 * 60 * 1000);
   };
   app.decorate('maintain', async () => {
     await reap();

@@ -13,6 +13,7 @@ import type { TeamWatcher } from './accounts.ts';
 import type { Query } from './pool.ts';
 
 const REFUND_BATCH = 500;
+const PRUNE_BATCH = 500;
 
 const SQL = {
   // A top-up to the low-balance alert or above (above 0 without one) re-arms both alerts.
@@ -87,6 +88,8 @@ const SQL = {
          entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT team_id, amount, 'refund', request_id FROM given)
     SELECT (SELECT count(*) FROM due) AS due, (SELECT count(*) FROM given) AS given,
            (SELECT coalesce(json_agg(json_build_array(id, credits, balance_version)), '[]') FROM credited) AS teams`,
+  // Settled reservations only: a pending one is still owed a commit or a refund.
+  prune: "DELETE FROM reservations WHERE id IN (SELECT id FROM reservations WHERE state <> 'pending' AND deadline < $1 LIMIT $2)",
   balance: 'SELECT credits FROM teams WHERE id = $1',
   entries: 'SELECT id, team_id, amount, reason, request_id, created_at FROM ledger WHERE team_id = $1 AND id < $3 ORDER BY id DESC LIMIT $2',
   // One statement, so the sums, the count and the balance are one snapshot.
@@ -168,6 +171,16 @@ export function ledger(query: Query, watcher: () => TeamWatcher | undefined): Le
         total += row.given as number;
         for (const [teamId, credits, version] of row.teams as [string, number, number][]) changed(teamId, version, credits);
         if ((row.due as number) < REFUND_BATCH) return total;
+        await yieldToEvents();
+      }
+    },
+
+    async pruneReservations(before: number): Promise<number> {
+      let dropped = 0;
+      for (;;) {
+        const deleted = (await query(SQL.prune, [Math.trunc(before), PRUNE_BATCH])).rowCount ?? 0;
+        dropped += deleted;
+        if (deleted < PRUNE_BATCH) return dropped;
         await yieldToEvents();
       }
     },

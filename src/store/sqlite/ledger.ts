@@ -4,6 +4,7 @@ import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { Ledger, LedgerEntry, ReserveResult, ReservingKey, Usage } from '../types.ts';
 import { checkPositiveInt, isoNow, newId, newOrderedId } from '../rules.ts';
 import { prepare, type Connection, type Row } from './connection.ts';
+import { PRUNE_BATCH } from './maintenance.ts';
 
 const REFUND_BATCH = 500;
 
@@ -35,6 +36,7 @@ const LEDGER_SQL = {
   markCommitted: "UPDATE reservations SET state = 'committed' WHERE id = ? AND state = 'pending' RETURNING team_id",
   markRefunded: "UPDATE reservations SET state = 'refunded' WHERE id = ? AND state = 'pending'",
   expired: "SELECT id FROM reservations WHERE state = 'pending' AND deadline < ? ORDER BY deadline LIMIT ?",
+  prune: "DELETE FROM reservations WHERE rowid IN (SELECT rowid FROM reservations WHERE state <> 'pending' AND deadline < ? LIMIT ?)",
 };
 
 function toEntry(r: Row): LedgerEntry {
@@ -154,6 +156,17 @@ export function ledger(c: Connection): Ledger {
         });
         if (done) return total;
         // A large backlog (after a crash under load) does not hold the event loop either.
+        await yieldToEvents();
+      }
+    },
+
+    async pruneReservations(before: number): Promise<number> {
+      let dropped = 0;
+      for (;;) {
+        // Short transactions, so that the write lock is never held for long.
+        const changes = Number(c.tx(() => st.prune.run(Math.trunc(before), PRUNE_BATCH).changes));
+        dropped += changes;
+        if (changes < PRUNE_BATCH) return dropped;
         await yieldToEvents();
       }
     },

@@ -1,7 +1,7 @@
 // The embedded store's schema: one migration per version, applied in order under the write lock
 // (connection.ts). A new version appends a migration; a released one is never edited.
 
-export const SCHEMA_VERSION = 13;
+export const SCHEMA_VERSION = 14;
 
 export const MIGRATIONS: readonly string[] = [
   // v1
@@ -395,5 +395,10 @@ export const MIGRATIONS: readonly string[] = [
     UNIQUE (monitor_id, at)
   ) STRICT;
   CREATE INDEX monitor_runs_finished ON monitor_runs (finished_at);
+  `,
+  // v14: settled (committed or refunded) reservations are deleted some days after their deadline
+  // (ledger.ts, pruneReservations); this index finds them without reading the whole table.
+  `
+  CREATE INDEX reservations_settled ON reservations (deadline) WHERE state <> 'pending';
   `,
 ];

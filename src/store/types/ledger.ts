@@ -64,6 +64,13 @@ export interface Ledger {
   refund(reservationId: string): Promise<Settlement & { refunded: boolean }>;
   /** Refunds every pending reservation whose deadline is before `now`; returns how many. */
   refundExpired(now: number): Promise<number>;
+  /**
+   * Deletes settled (committed or refunded) reservations whose deadline is before `before`
+   * (epoch ms), in batches; pending ones stay whatever their deadline. Returns how many. The
+   * ledger keeps their entries: balances, usage and entries do not change. A pruned
+   * reservation is unknown to `commit` and `refund` (they throw), so it is never settled again.
+   */
+  pruneReservations(before: number): Promise<number>;
   balance(teamId: string): Promise<number | null>;
   /** Newest first; only entries older than the entry `beforeId` when given (the next page). */
   entries(teamId: string, limit?: number, beforeId?: number): Promise<LedgerEntry[]>;

@@ -14,10 +14,11 @@ import { migration as m10 } from './10-low-balance-alerts-and-account-events.ts'
 import { migration as m11 } from './11-webhooks.ts';
 import { migration as m12 } from './12-batch-jobs.ts';
 import { migration as m13 } from './13-monitors-and-their-runs.ts';
+import { migration as m14 } from './14-settled-reservations-by-deadline.ts';
 
 export interface Migration {
   name: string;
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m01, m02, m03, m04, m05, m06, m07, m08, m09, m10, m11, m12, m13];
+export const MIGRATIONS: readonly Migration[] = [m01, m02, m03, m04, m05, m06, m07, m08, m09, m10, m11, m12, m13, m14];
