@@ -184,7 +184,8 @@ export function jobStore(c: Connection): JobStore {
       });
     },
 
-    async claimUpTo(owner, lockUntil, now, perTeam, max) {
+    async claimUpTo(owner, lockUntil, now, perTeam, asked) {
+      const max = typeof asked === 'function' ? asked() : asked;
       const claimed: ClaimedItem[] = [];
       for (let item; claimed.length < max && (item = await this.claim(owner, lockUntil, now, perTeam)); ) claimed.push(item);
       return claimed;
