@@ -170,6 +170,49 @@ describe('postgres job store: delivery by pg-boss', () => {
     }
   });
 
+  test('a claim queued behind another at the claim lock asks how many to take once it holds it; a cancel waits there too', async () => {
+    const t = await open();
+    const holder = await t.pool.connect();
+    // Whether a statement of this database waits for the claim lock (the store's, 0x6a6f6273).
+    const waiting = async (): Promise<boolean> =>
+      Number(
+        (
+          await t.pool.query(
+            "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = $1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            [0x6a6f6273],
+          )
+        ).rows[0].n,
+      ) > 0;
+    const untilWaiting = async (): Promise<void> => {
+      while (!(await waiting())) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    try {
+      const team = await t.s.accounts.createTeam({ name: 'queued', credits: 10, rateLimit: 100 });
+      const job = await t.s.jobs.create({ teamId: team.id, keyId: 'key_x', test: false, label: null, cacheMaxAge: null, maxPages: 1, items: items(5) }, 10, 1_000);
+      assert.ok(job);
+      // Another claim holds the lock.
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock($1)', [0x6a6f6273]);
+      let asked = 0;
+      const claim = t.s.jobs.claimUpTo('node-a', Date.now() + 60_000, Date.now(), 10, () => ++asked && 2);
+      await untilWaiting();
+      assert.equal(asked, 0, 'not asked while it waits');
+      await holder.query('COMMIT');
+      assert.deepEqual((await claim).map((item) => item.index), [0, 1]);
+      assert.equal(asked, 1);
+
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock($1)', [0x6a6f6273]);
+      const cancel = t.s.jobs.cancel(team.id, job.id, Date.now());
+      await untilWaiting();
+      await holder.query('COMMIT');
+      assert.equal((await cancel)?.cancelled, 3);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => {});
+      holder.release();
+      await t.close();
+    }
+  });
   test("pg-boss's errors in the background (its supervisor's) reach the job runner's log", async () => {
     const t = await open();
     const logged: { error: unknown; message: string }[] = [];
