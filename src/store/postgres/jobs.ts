@@ -261,8 +261,10 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
       // The claim lock with BEGIN: one round trip (a claim queued behind another waits there).
       return db.transaction(async (client): Promise<ClaimedItem[]> => {
         // The carriers of the items this node ended up to now (the lock held: those that ended
-        // while this claim waited for it too) are completed first, in the claim: their team's
-        // running count drops before the fetch counts it, with no round trip of their own.
+        // while this claim waited for it too) are completed first, those being completed already
+        // waited for, the others in the claim: their team's running count drops before the fetch
+        // counts it.
+        await queue.completing();
         settled = queue.takeEnded();
         await queue.complete(settled, client);
         const max = typeof asked === 'function' ? asked() : asked;
