@@ -124,11 +124,12 @@ export function itemQueue(options: QueueOptions): ItemQueue {
     return ids;
   };
   const completeEnded = async (): Promise<void> => {
-    for (let ids = takeEnded(); ids.length > 0; ids = takeEnded()) await (await boss()).complete(QUEUE, ids, null, { includeQueued: true });
+    const ids = takeEnded();
+    if (ids.length > 0) await (await boss()).complete(QUEUE, ids, null, { includeQueued: true });
   };
 
   return {
-    completeSoon(ids) {
+    completeSoon(ids): void {
       ended.push(...ids);
       if (ended.length === 0) return;
       // At once, not after a timer or the next claim: the team's count of running items drops
