@@ -16,9 +16,6 @@ import type { EndpointRuntime, ScrapeService } from '../server/scrape.ts';
 import { newId } from '../store/rules.ts';
 import { StoreUnavailableError, type ClaimedItem, type Job, type RequestRecord, type Stores } from '../store/types.ts';
 
-/** Claims under way at once on this node: one running, one queued behind it. */
-const MAX_CLAIMS = 2;
-
 /** Claims of one item, the first included, before a transient failure ends it. */
 export const MAX_ATTEMPTS = 3;
 
@@ -52,13 +49,8 @@ export class JobRunner {
   #stopping = false;
   #loop: Promise<void> | null = null;
   #wake: (() => void) | null = null;
-  /** Something may be due (a slot freed, a job created, a claim came back full, a poll): claim. */
-  #woken = true;
-  /** Claims under way, and the workers they asked for (not yet running). */
-  readonly #claims = new Set<Promise<void>>();
-  #reserved = 0;
-  /** Claims may start (an earlier run's items taken up first). */
-  #ready = false;
+  /** A wake that came while the loop was claiming: it claims again at once rather than wait. */
+  #woken = false;
   #lastRescue = 0;
 
   constructor(stores: Stores, scraper: ScrapeService, runtimes: ReadonlyMap<string, EndpointRuntime>, metrics: Metrics, log: FastifyBaseLogger, settings: RunnerSettings) {
@@ -76,64 +68,17 @@ export class JobRunner {
     this.#loop = this.#run();
   }
 
-  /** Claims at once (a job was just created or retried here, a slot freed) rather than at the next poll. */
+  /** Claims at once (a job was just created or retried here) rather than at the next poll. */
   wake(): void {
-    this.#woken = true;
-    if (this.#ready) this.#fill();
-  }
-
-  /**
-   * Starts claims while workers are free and something may be due: up to MAX_CLAIMS at once, the
-   * second queued behind the first (on PostgreSQL at the claim lock) and asking, once it holds it,
-   * for the workers the first left free, so that a slot freed while a claim runs is filled by the
-   * next claim at once rather than after it (bench:jobs: the team's cap is kept full).
-   */
-  #fill(): void {
-    const { workers, concurrencyPerTeam, lockMs, now } = this.#settings;
-    while (!this.#stopping && this.#woken && this.#claims.size < MAX_CLAIMS && this.#running.size + this.#reserved < workers) {
-      this.#woken = false;
-      let asked = 0;
-      const free = (): number => {
-        asked = Math.max(0, workers - this.#running.size - this.#reserved);
-        this.#reserved += asked;
-        return asked;
-      };
-      const claim: Promise<void> = this.#stores.jobs
-        .claimUpTo(this.owner, now() + lockMs, now(), concurrencyPerTeam, free)
-        .then(
-          (items) => {
-            for (const item of items) this.#start(item);
-            // As many as asked: more may be due. Fewer: nothing more is due now (or every team
-            // with items is at its cap); asking again before a wake would only cost an empty fetch.
-            if (asked > 0 && items.length >= asked) this.#woken = true;
-          },
-          (error: unknown) => this.#log.warn({ err: error }, 'job queue unavailable'),
-        )
-        .finally(() => {
-          this.#reserved -= asked;
-          this.#claims.delete(claim);
-          this.#fill();
-        });
-      this.#claims.add(claim);
-    }
-  }
-
-  #start(item: ClaimedItem): void {
-    const running: Promise<void> = this.#item(item)
-      .catch((error: unknown) => this.#log.error({ err: error, jobId: item.jobId, index: item.index }, 'job item run failed; its claim lapses and it runs again'))
-      .finally(() => {
-        this.#running.delete(running);
-        this.wake();
-      });
-    this.#running.add(running);
+    if (this.#wake) this.#wake();
+    else this.#woken = true;
   }
 
   /** Stops claiming; each running item stops after its current page and is queued again as it was. */
   async stop(): Promise<void> {
     this.#stopping = true;
-    this.#wake?.();
+    this.wake();
     await this.#loop;
-    await Promise.allSettled([...this.#claims]);
     await Promise.allSettled([...this.#running]);
   }
 
@@ -143,7 +88,6 @@ export class JobRunner {
       const taken = await this.#stores.jobs.rescue(Number.MAX_SAFE_INTEGER).catch((error: unknown) => (this.#log.error({ err: error }, 'job items of an earlier run not taken up'), 0));
       if (taken > 0) this.#log.warn({ items: taken }, 'job items left running by an earlier run queued again');
     }
-    this.#ready = true;
     while (!this.#stopping) {
       try {
         if (now() - this.#lastRescue >= this.#settings.lockMs / 4) {
@@ -151,16 +95,34 @@ export class JobRunner {
           const rescued = await this.#stores.jobs.rescue(now());
           if (rescued > 0) this.#log.warn({ items: rescued }, 'job items whose claim lapsed queued again');
         }
+        while (!this.#stopping && this.#running.size < this.#settings.workers) {
+          // As many as there are free workers, in one claim: on PostgreSQL one transaction and one fetch of the queue.
+          const free = this.#settings.workers - this.#running.size;
+          const items = await this.#stores.jobs.claimUpTo(this.owner, now() + this.#settings.lockMs, now(), this.#settings.concurrencyPerTeam, free);
+          for (const item of items) {
+            const running: Promise<void> = this.#item(item)
+              .catch((error: unknown) => this.#log.error({ err: error, jobId: item.jobId, index: item.index }, 'job item run failed; its claim lapses and it runs again'))
+              .finally(() => {
+                this.#running.delete(running);
+                this.wake();
+              });
+            this.#running.add(running);
+          }
+          // Fewer than asked: nothing more is due now (or every team with items is at its cap);
+          // asking again before a wake would only cost the queue another empty fetch.
+          if (items.length < free) break;
+        }
       } catch (error) {
         this.#log.warn({ err: error }, 'job queue unavailable');
       }
       if (this.#stopping) break;
-      // Free slots, new jobs and full claims claim at once (wake, #fill); the poll finds the rest
-      // (other nodes' jobs, back-offs come due, a claim that failed).
-      this.#woken = true;
-      this.#fill();
+      // A free slot or a new job wakes the loop (at once when one came while it claimed);
+      // otherwise it polls (other nodes' jobs, back-offs).
+      const full = this.#running.size >= this.#settings.workers;
+      const woken = this.#woken;
+      this.#woken = false;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.#settings.pollMs);
+        const timer = setTimeout(resolve, woken && !full ? 0 : this.#settings.pollMs);
         timer.unref();
         this.#wake = () => {
           clearTimeout(timer);

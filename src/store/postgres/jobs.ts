@@ -256,18 +256,16 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
       return (await this.claimUpTo(owner, lockUntil, now, perTeam, 1))[0] ?? null;
     },
 
-    async claimUpTo(owner, lockUntil, now, perTeam, asked) {
+    async claimUpTo(owner, lockUntil, now, perTeam, max) {
       let settled: string[] = [];
-      // The claim lock with BEGIN: one round trip (a claim queued behind another waits there).
+      // The claim lock with BEGIN: one round trip.
       return db.transaction(async (client): Promise<ClaimedItem[]> => {
         // The carriers of the items this node ended up to now (the lock held: those that ended
-        // while this claim waited for it too) are completed first, those being completed already
-        // waited for, the others in the claim: their team's running count drops before the fetch
-        // counts it.
-        await queue.completing();
+        // while this claim waited for it too) are completed first, in the claim: their team's
+        // running count drops before the fetch counts it, with no round trip of their own (the
+        // runner claims again as soon as an item ends).
         settled = queue.takeEnded();
         await queue.complete(settled, client);
-        const max = typeof asked === 'function' ? asked() : asked;
         const claimed: ClaimedItem[] = [];
         for (let stale = 0; claimed.length < max && stale < STALE_PER_CLAIM; ) {
           const carriers = await queue.fetch(client, perTeam, max - claimed.length);

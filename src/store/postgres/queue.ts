@@ -27,6 +27,8 @@ const MIN_HEARTBEAT_S = 10;
 const MAX_RUN_S = 24 * 60 * 60 - 60;
 /** Carriers of a dead node go back to the queue again and again, as the item would have before. */
 const RETRY_LIMIT = 1_000_000;
+/** How long the carriers of ended items wait for a claim to complete them, at most. */
+const COMPLETE_AFTER_MS = 50;
 
 export interface Carried {
   job: string;
@@ -57,15 +59,13 @@ export interface ItemQueue {
   /** Completes the carriers (in `client`'s transaction when given). */
   complete(ids: readonly string[], client?: pg.PoolClient): Promise<void>;
   /**
-   * Completes the carriers of items that have ended with others: at once, or with the next claim
-   * (`takeEnded`) when it comes first: one statement for many items. One lost (the node dies
-   * first) comes back to an ended item, which runs nothing.
+   * Completes the carriers of items that have ended with others: with the next claim (`takeEnded`)
+   * or, when none comes, within COMPLETE_AFTER_MS: one statement for many items. One lost (the
+   * node dies first) comes back to an ended item, which runs nothing.
    */
   completeSoon(ids: readonly string[]): void;
   /** The carriers given to `completeSoon` not yet completed, for the caller to complete (or give back to `completeSoon`). */
   takeEnded(): string[];
-  /** Once the completion `completeSoon` has under way, if any, has ended (committed or failed). */
-  completing(): Promise<void>;
   /**
    * Where pg-boss's own errors go (its supervisor's and maintenance's, which no call of ours
    * awaits): to `report`, the latest given; to none before one is given.
@@ -116,9 +116,10 @@ export function itemQueue(options: QueueOptions): ItemQueue {
     }));
 
   let ended: string[] = [];
-  /** The completion of ended carriers under way: those that end meanwhile go in the next. */
-  let completing: Promise<void> | null = null;
+  let completing: NodeJS.Timeout | null = null;
   const takeEnded = (): string[] => {
+    if (completing) clearTimeout(completing);
+    completing = null;
     const ids = ended;
     ended = [];
     return ids;
@@ -129,24 +130,11 @@ export function itemQueue(options: QueueOptions): ItemQueue {
   };
 
   return {
-    completeSoon(ids): void {
+    completeSoon(ids) {
       ended.push(...ids);
-      if (ended.length === 0) return;
-      // At once, not after a timer or the next claim: the team's count of running items drops
-      // as soon as an item has ended, for the claims of every node (bench:jobs: the cap is kept
-      // fuller). Those ending in the same turn go together, and those ending meanwhile in the next.
-      completing ??= new Promise<void>((resolve) => setImmediate(resolve))
-        .then(completeEnded)
-        .catch(() => {})
-        .finally(() => {
-          completing = null;
-          if (ended.length > 0) this.completeSoon([]);
-        });
+      if (ended.length > 0) completing ??= setTimeout(() => void completeEnded().catch(() => {}), COMPLETE_AFTER_MS);
     },
     takeEnded,
-    async completing() {
-      await completing;
-    },
     onError(given) {
       report = given;
     },
@@ -182,7 +170,6 @@ export function itemQueue(options: QueueOptions): ItemQueue {
     },
     async stop() {
       if (!started) return;
-      await completing;
       await completeEnded().catch(() => {});
       const instance = await started.catch(() => null);
       started = null;

@@ -184,8 +184,7 @@ export function jobStore(c: Connection): JobStore {
       });
     },
 
-    async claimUpTo(owner, lockUntil, now, perTeam, asked) {
-      const max = typeof asked === 'function' ? asked() : asked;
+    async claimUpTo(owner, lockUntil, now, perTeam, max) {
       const claimed: ClaimedItem[] = [];
       for (let item; claimed.length < max && (item = await this.claim(owner, lockUntil, now, perTeam)); ) claimed.push(item);
       return claimed;

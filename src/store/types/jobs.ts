@@ -113,12 +113,8 @@ export interface JobStore {
   /** Queues the failed items again; `running` while the job is queued or running. */
   retry(teamId: string, id: string, now: number): Promise<Job | 'running' | null>;
   claim(owner: string, lockUntil: number, now: number, perTeam: number): Promise<ClaimedItem | null>;
-  /**
-   * Up to `max` claims at once (PostgreSQL: in one transaction, one fetch of the queue). A function
-   * is asked when the claim starts taking (PostgreSQL: once it holds the claim lock), so that a
-   * claim queued behind another asks for what the other left free.
-   */
-  claimUpTo(owner: string, lockUntil: number, now: number, perTeam: number, max: number | (() => number)): Promise<ClaimedItem[]>;
+  /** Up to `max` claims at once (PostgreSQL: in one transaction, one fetch of the queue). */
+  claimUpTo(owner: string, lockUntil: number, now: number, perTeam: number, max: number): Promise<ClaimedItem[]>;
   /** Extends the claim `owner` holds; false when it is no longer its own. */
   renew(item: ItemRef, owner: string, lockUntil: number): Promise<boolean>;
   /**
