@@ -183,8 +183,14 @@ describe('postgres job store: delivery by pg-boss', () => {
           )
         ).rows[0].n,
       ) > 0;
-    const untilWaiting = async (): Promise<void> => {
-      while (!(await waiting())) await new Promise((resolve) => setTimeout(resolve, 5));
+    /** Until `pending` waits for the lock; fails when it ends first (it did not take the lock). */
+    const untilWaiting = async (pending: Promise<unknown>): Promise<void> => {
+      let ended = false;
+      void pending.finally(() => (ended = true)).catch(() => {});
+      while (!(await waiting())) {
+        assert.equal(ended, false, 'ended without waiting for the claim lock');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
     };
     try {
       const team = await t.s.accounts.createTeam({ name: 'queued', credits: 10, rateLimit: 100 });
@@ -195,7 +201,7 @@ describe('postgres job store: delivery by pg-boss', () => {
       await holder.query('BEGIN');
       await holder.query('SELECT pg_advisory_xact_lock($1)', [0x6a6f6273]);
       const cancel = t.s.jobs.cancel(team.id, job.id, Date.now());
-      await untilWaiting();
+      await untilWaiting(cancel);
       await holder.query('COMMIT');
       assert.equal((await cancel)?.cancelled, 4);
     } finally {
