@@ -101,10 +101,17 @@ async function job(tag: string): Promise<number> {
       if (state.data.succeeded !== ITEMS) throw new Error(`${state.data.succeeded} of ${ITEMS} succeeded`);
       break;
     }
+    if (sampler) inFlight.push(Number((await sampler.query("SELECT count(*) AS n FROM job_items WHERE status = 'running'")).rows[0].n));
     await sleep(20);
   }
   return ITEMS / ((performance.now() - started) / 1000);
 }
+
+// On PostgreSQL, the job's items in flight (claimed, not ended), sampled while it runs on a
+// connection of its own (not counted in the service's round trips): how full the team's cap is kept.
+const sampler = database ? new pg.Client({ connectionString: database.url }) : null;
+await sampler?.connect();
+let inFlight: number[] = [];
 
 try {
   // A warm-up of each, then the measured runs.
@@ -113,21 +120,27 @@ try {
   // Rounds of one of each, alternated: the machine's load changes between them, and each
   // round's ratio compares two runs made side by side. The median round is reported.
   const trips = () => Object.values(stores.roundTrips?.() ?? {}).reduce((sum, n) => sum + n, 0);
-  const rounds: { sync: number; batch: number; syncTrips: number; jobTrips: number }[] = [];
+  const rounds: { sync: number; batch: number; syncTrips: number; jobTrips: number; inFlight: number }[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     let at = trips();
     const sync = await synchronous(`sync${round}-`);
     const syncTrips = (trips() - at) / ITEMS;
     at = trips();
+    inFlight = [];
     const batch = await job(`job${round}-`);
-    rounds.push({ sync, batch, syncTrips, jobTrips: (trips() - at) / ITEMS });
+    const inFlightMean = inFlight.length > 0 ? inFlight.reduce((sum, n) => sum + n, 0) / inFlight.length : 0;
+    rounds.push({ sync, batch, syncTrips, jobTrips: (trips() - at) / ITEMS, inFlight: inFlightMean });
   }
   console.log(`store: ${database ? 'PostgreSQL (pg-boss)' : 'embedded (SQLite)'}`);
   console.log(`items: ${ITEMS} per run, sandbox latency ${LATENCY_MS} ms, job concurrency ${config.jobs.concurrencyPerTeam} per team, ${config.jobs.workers} workers`);
   for (const r of rounds) console.log(`  synchronous, ${CLIENTS} concurrent clients: ${r.sync.toFixed(0)} items/s; batch job: ${r.batch.toFixed(0)} items/s (${(r.batch / r.sync).toFixed(2)}x)`);
   const median = [...rounds].sort((a, b) => a.batch / a.sync - b.batch / b.sync)[Math.floor(rounds.length / 2)] as (typeof rounds)[number];
   console.log(`median round: ${median.sync.toFixed(0)} items/s synchronous, ${median.batch.toFixed(0)} items/s in a job: ${(median.batch / median.sync).toFixed(2)}x`);
-  if (database) console.log(`PostgreSQL round trips per item: ${median.syncTrips.toFixed(1)} synchronous, ${median.jobTrips.toFixed(1)} in the job`);
+  if (database) {
+    console.log(`PostgreSQL round trips per item: ${median.syncTrips.toFixed(1)} synchronous, ${median.jobTrips.toFixed(1)} in the job`);
+    const means = rounds.map((r) => r.inFlight).sort((a, b) => a - b);
+    console.log(`job items in flight (mean of each round, sampled): ${means.map((n) => n.toFixed(1)).join(', ')}; median ${(means[Math.floor(means.length / 2)] ?? 0).toFixed(1)} of ${config.jobs.concurrencyPerTeam}`);
+  }
 
   // Memory with 10,000 items queued: a team whose items cannot run (no credits left to reserve
   // would still run them); a job created and measured before its items are claimed, then cancelled.
@@ -145,6 +158,7 @@ try {
   console.log(`RSS: ${(before / 2 ** 20).toFixed(0)} MiB before, ${(queued / 2 ** 20).toFixed(0)} MiB with a job of 10,000 items (${depth.pending} queued, ${depth.running} running)`);
   await fetch(`${base}/v1/jobs/${data.id}/cancel`, { method: 'POST', headers });
 } finally {
+  await sampler?.end();
   await running.stop();
   await sandbox.close();
   rmSync(dir, { recursive: true, force: true });

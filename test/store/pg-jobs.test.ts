@@ -170,6 +170,46 @@ describe('postgres job store: delivery by pg-boss', () => {
     }
   });
 
+  test('a cancel waits for the claim lock (a claim locks items, then their job: a cancel locking the job first would deadlock with it)', async () => {
+    const t = await open();
+    const holder = await t.pool.connect();
+    // Whether a statement of this database waits for the claim lock (the store's, 0x6a6f6273).
+    const waiting = async (): Promise<boolean> =>
+      Number(
+        (
+          await t.pool.query(
+            "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = $1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            [0x6a6f6273],
+          )
+        ).rows[0].n,
+      ) > 0;
+    /** Until `pending` waits for the lock; fails when it ends first (it did not take the lock). */
+    const untilWaiting = async (pending: Promise<unknown>): Promise<void> => {
+      let ended = false;
+      void pending.finally(() => (ended = true)).catch(() => {});
+      while (!(await waiting())) {
+        assert.equal(ended, false, 'ended without waiting for the claim lock');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    };
+    try {
+      const team = await t.s.accounts.createTeam({ name: 'queued', credits: 10, rateLimit: 100 });
+      const job = await t.s.jobs.create({ teamId: team.id, keyId: 'key_x', test: false, label: null, cacheMaxAge: null, maxPages: 1, items: items(5) }, 10, 1_000);
+      assert.ok(job);
+      assert.ok(await t.s.jobs.claim('node-a', Date.now() + 60_000, Date.now(), 10));
+      // A claim holds the lock.
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock($1)', [0x6a6f6273]);
+      const cancel = t.s.jobs.cancel(team.id, job.id, Date.now());
+      await untilWaiting(cancel);
+      await holder.query('COMMIT');
+      assert.equal((await cancel)?.cancelled, 4);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => {});
+      holder.release();
+      await t.close();
+    }
+  });
   test("pg-boss's errors in the background (its supervisor's) reach the job runner's log", async () => {
     const t = await open();
     const logged: { error: unknown; message: string }[] = [];

@@ -21,6 +21,8 @@ const INSERT_BATCH = 2_000;
 const STALE_PER_CLAIM = 100;
 /** The transaction lock that serialises claims on every node (each team's cap holds exactly). */
 const CLAIM_LOCK = 0x6a6f6273;
+/** Taken with BEGIN, in its round trip. */
+const CLAIM_LOCKED = `SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`;
 
 /** `job.completed` of the job just updated by the CTE `job`, when it has ended; `id`: the parameter of the event's id. */
 const completedEvent = (id: string): string => `
@@ -48,7 +50,6 @@ const SQL = {
   retryItems: `UPDATE job_items SET status = 'pending', attempts = 0, error_code = NULL, error_message = NULL, next_attempt_at = 0, finished_at = NULL
                 WHERE job_id = $1 AND status = 'failed' RETURNING idx`,
   retryJob: `UPDATE jobs SET status = 'queued', pending = pending + $1, failed = failed - $1, completed_at = NULL WHERE id = $2 RETURNING ${JOB_COLUMNS}`,
-  claimLock: 'SELECT pg_advisory_xact_lock($1)',
   // The carriers' items, waiting or (a carrier delivered again after its node died) running.
   take: `
     WITH wanted AS (SELECT * FROM unnest($1::text[], $2::int[], $3::text[]) AS w (job_id, idx, token)),
@@ -223,6 +224,8 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
     },
 
     async cancel(teamId, id, now) {
+      // Under the claim lock: a claim takes items, then updates their job (started); a cancel that
+      // locked the job's row first and then its items (and their carriers) would deadlock with it.
       return db.transaction(async (client) => {
         const row = await one(client, SQL.getLocked, [id]);
         const job = teamJob(row ? toJob(row) : null, teamId);
@@ -232,7 +235,7 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
         const after = toJob((await one(client, SQL.cancelJob, [n, Math.trunc(now), id])) as Row);
         await recordEnd(client, after);
         return after;
-      });
+      }, CLAIM_LOCKED);
     },
 
     async retry(teamId, id) {
@@ -254,12 +257,14 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
     },
 
     async claimUpTo(owner, lockUntil, now, perTeam, max) {
-      // The carriers of the items this node ended since its last claim are completed first, in the
-      // claim: their team's running count drops before the fetch counts it, with no round trip of
-      // their own (the runner claims again as soon as an item ends).
-      const settled = queue.takeEnded();
+      let settled: string[] = [];
+      // The claim lock with BEGIN: one round trip.
       return db.transaction(async (client): Promise<ClaimedItem[]> => {
-        await client.query(SQL.claimLock, [CLAIM_LOCK]);
+        // The carriers of the items this node ended up to now (the lock held: those that ended
+        // while this claim waited for it too) are completed first, in the claim: their team's
+        // running count drops before the fetch counts it, with no round trip of their own (the
+        // runner claims again as soon as an item ends).
+        settled = queue.takeEnded();
         await queue.complete(settled, client);
         const claimed: ClaimedItem[] = [];
         for (let stale = 0; claimed.length < max && stale < STALE_PER_CLAIM; ) {
@@ -298,7 +303,7 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
           if (ended.length === 0) break;
         }
         return claimed;
-      }).catch((error: unknown) => {
+      }, CLAIM_LOCKED).catch((error: unknown) => {
         queue.completeSoon(settled);
         throw error;
       });

@@ -69,8 +69,11 @@ export interface Db {
   query: Query;
   /** Statements sent so far (each a round trip), for the backend metrics. */
   roundTrips(): number;
-  /** Runs `fn` in one transaction on one connection of the pool. */
-  transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one transaction on one connection of the pool. `opening`: statements without
+   * parameters run with BEGIN in the same round trip (a transaction lock taken first).
+   */
+  transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, opening?: string): Promise<T>;
 }
 
 /** A health probe on a connection of its own (not the pool's, where a busy node's queries wait). */
@@ -121,11 +124,11 @@ export function database(pool: pg.Pool, isClosed: () => boolean, monitor: Backen
         throw toStoreError(err);
       }
     },
-    transaction: (fn) => runTransaction(pool, open, fn, counted),
+    transaction: (fn, opening) => runTransaction(pool, open, fn, counted, opening),
   };
 }
 
-async function runTransaction<T>(pool: pg.Pool, open: () => void, fn: (client: pg.PoolClient) => Promise<T>, counted: { n: number }): Promise<T> {
+async function runTransaction<T>(pool: pg.Pool, open: () => void, fn: (client: pg.PoolClient) => Promise<T>, counted: { n: number }, opening?: string): Promise<T> {
   open();
   let client: pg.PoolClient;
   try {
@@ -141,7 +144,8 @@ async function runTransaction<T>(pool: pg.Pool, open: () => void, fn: (client: p
   }) as typeof client.query;
   let broken: Error | undefined;
   try {
-    await client.query('BEGIN');
+    // One simple query (no parameters) may hold several statements: one round trip for both.
+    await client.query(opening ? `BEGIN; ${opening}` : 'BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
