@@ -134,8 +134,11 @@ const counts = (values: number[]): Record<string, number> => {
 const profile = (name: string) => `/v1/snapmsg/profile?username=${name}`;
 
 async function ledgerOf(teamId: string) {
-  const entries = await stores.ledger.entries(teamId, 100_000);
+  // Usage (with the pending count) first: once it shows nothing pending, nothing writes to the
+  // team's ledger any more, and the entries and balance read after it are of one moment. Read
+  // the other way round, a refund of the reaper could land between the entries and the balance.
   const usage = await stores.ledger.usage(teamId);
+  const entries = await stores.ledger.entries(teamId, 100_000);
   return {
     balance: await stores.ledger.balance(teamId),
     sum: entries.reduce((total, entry) => total + entry.amount, 0),
