@@ -1,10 +1,10 @@
 // Child process of bench/live-scrape.ts: a cheap upstream. The sandbox runs in this process
 // behind one front server per platform; the front answers each distinct request (method, path
-// and query, accepted encodings) with the bytes the sandbox gave the first time, so that after a
-// warm-up pass the pages are pre-rendered and the upstream's own work (page generation,
-// compression) no longer costs the measured processes' machine time twice. Prints the fronts'
-// origins as the service's environment variables, one JSON line; answers `cpu` on stdin with
-// this process's CPU time.
+// and query, accepted encodings and language) with the bytes the sandbox gave the first time,
+// so that after a warm-up pass the pages are pre-rendered and the upstream's own work (page
+// generation, compression) no longer costs the measured processes' machine time twice. Prints
+// the fronts' origins as the service's environment variables, one JSON line; answers `cpu` on
+// stdin with this process's CPU time.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
@@ -26,23 +26,30 @@ async function front(origin: string) {
   const pool = new Pool(origin, { connections: 64 });
   const pages = new Map<string, Promise<Stored>>();
   const fill = async (incoming: IncomingMessage): Promise<Stored> => {
-    const answer = await pool.request({
-      path: incoming.url ?? '/',
-      method: 'GET',
-      headers: { 'accept-encoding': incoming.headers['accept-encoding'] ?? '', 'user-agent': incoming.headers['user-agent'] ?? '' },
-    });
+    // The client's own request headers, as they came: the platforms' contracts read more than the
+    // encoding and the user agent (shopfront answers its captcha page to a request without
+    // `Accept-Language`), so none is left out.
     const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(answer.headers)) {
-      if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    for (const [name, value] of Object.entries(incoming.headers)) {
+      if (!HOP_BY_HOP.has(name) && name !== 'host' && value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
     }
-    return { status: answer.statusCode, headers, body: Buffer.from(await answer.body.arrayBuffer()) };
+    const answer = await pool.request({ path: incoming.url ?? '/', method: 'GET', headers });
+    const stored: Record<string, string> = {};
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (!HOP_BY_HOP.has(name) && value !== undefined) stored[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    return { status: answer.statusCode, headers: stored, body: Buffer.from(await answer.body.arrayBuffer()) };
   };
   const server = createServer((incoming: IncomingMessage, outgoing: ServerResponse) => {
     if (incoming.method !== 'GET') {
       outgoing.writeHead(405).end();
       return;
     }
-    const key = `${incoming.url} ${incoming.headers['accept-encoding'] ?? ''}`;
+    // Keyed on the headers that change the answer for the bench's clients: the encoding, and the
+    // language (shopfront takes a request without one for a bot's). The user agent and `Accept`
+    // are not keyed: the proxy's and the service's differ but are both a browser's, and the
+    // proxy's warm-up is to pre-render the pages the service then asks for.
+    const key = `${incoming.url} ${incoming.headers['accept-encoding'] ?? ''} ${incoming.headers['accept-language'] ?? ''}`;
     let page = pages.get(key);
     if (!page) pages.set(key, (page = fill(incoming)));
     page.then(

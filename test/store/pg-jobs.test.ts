@@ -7,7 +7,10 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { openPostgresStores, type PostgresStores } from '../../src/store/postgres/index.ts';
-import { queueSchema } from '../../src/store/postgres/queue.ts';
+import { jobStore } from '../../src/store/postgres/jobs.ts';
+import { database } from '../../src/store/postgres/pool.ts';
+import { itemQueue, queueSchema, type ItemQueue } from '../../src/store/postgres/queue.ts';
+import { BackendMonitor } from '../../src/store/monitor.ts';
 import { jobEventData } from '../../src/store/job-rows.ts';
 import type { FastifyBaseLogger } from 'fastify';
 import { JobRunner } from '../../src/work/jobs.ts';
@@ -22,7 +25,7 @@ after(() => backends.drop());
 const QUEUE = 'job-items';
 
 /** The stores on a database of their own, with a pg-boss instance of the test's on its queue. */
-async function open(): Promise<{ s: PostgresStores; pool: pg.Pool; schema: string; boss: PgBoss; close: () => Promise<void> }> {
+async function open(): Promise<{ s: PostgresStores; url: string; pool: pg.Pool; schema: string; boss: PgBoss; close: () => Promise<void> }> {
   const url = await backends.freshDatabaseUrl();
   const s = await openPostgresStores({ url, schema: 'migrate', jobLockMs: 10_000 });
   const pool = new pg.Pool({ connectionString: url, max: 2 });
@@ -32,6 +35,7 @@ async function open(): Promise<{ s: PostgresStores; pool: pg.Pool; schema: strin
   await boss.start();
   return {
     s,
+    url,
     pool,
     schema,
     boss,
@@ -210,6 +214,53 @@ describe('postgres job store: delivery by pg-boss', () => {
       await t.close();
     }
   });
+  test('a claim that PostgreSQL ends as the victim of a deadlock (40P01) is tried again at once: no item is lost, the carriers it was completing are completed', async () => {
+    const t = await open();
+    // A job store over the same database whose queue's fetch, when told to, ends the claim's
+    // transaction as PostgreSQL ends a deadlock's victim: an error 40P01 raised in it, after the
+    // ended carriers were completed and new ones marked active (all rolled back).
+    const pool = new pg.Pool({ connectionString: t.url, max: 4 });
+    const monitor = new BackendMonitor('PostgreSQL', async () => {});
+    const real = itemQueue({ pool, migrate: false, lockMs: 10_000 });
+    let victims = 0;
+    const queue: ItemQueue = {
+      ...real,
+      async fetch(client, perTeam, max) {
+        const carriers = await real.fetch(client, perTeam, max);
+        if (victims > 0) {
+          victims--;
+          await client.query("DO $$ BEGIN RAISE EXCEPTION 'deadlock detected' USING ERRCODE = 'deadlock_detected'; END $$");
+        }
+        return carriers;
+      },
+    };
+    const jobs = jobStore(database(pool, () => false, monitor), queue);
+    try {
+      const team = await t.s.accounts.createTeam({ name: 'victim', credits: 10, rateLimit: 100 });
+      const job = await t.s.jobs.create({ teamId: team.id, keyId: 'key_x', test: false, label: null, cacheMaxAge: null, maxPages: 1, items: items(3) }, 10, 1_000);
+      assert.ok(job);
+      const first = await jobs.claim('node-a', Date.now() + 60_000, Date.now(), 4);
+      assert.equal(first?.index, 0);
+      // Its carrier is left for the next claim to complete.
+      assert.ok(await jobs.finish(first, 'node-a', { status: 'succeeded' }, Date.now()));
+      victims = 1;
+      const claimed = await jobs.claimUpTo('node-a', Date.now() + 60_000, Date.now(), 4, 4);
+      assert.equal(victims, 0, 'the claim was a deadlock victim once');
+      assert.deepEqual(claimed.map((item) => [item.index, item.attempts]), [[1, 1], [2, 1]], 'taken by the claim tried again; the aborted one counted no attempt');
+      assert.equal((await t.boss.findJobs(QUEUE, { data: { job: job.id, idx: 0 } }))[0]?.state, 'completed', "the ended item's carrier was completed");
+      for (const item of claimed) assert.ok(await jobs.finish(item, 'node-a', { status: 'succeeded' }, Date.now()));
+      assert.equal((await t.s.jobs.get(team.id, job.id))?.status, 'completed');
+      assert.deepEqual((await jobs.items(job.id, { limit: 10 })).map((item) => [item.status, item.attempts]), [['succeeded', 1], ['succeeded', 1], ['succeeded', 1]]);
+      await real.stop();
+      assert.deepEqual((await t.boss.findJobs(QUEUE, {})).map((carrier) => carrier.state), ['completed', 'completed', 'completed'], 'every carrier completed, none left to run');
+    } finally {
+      await real.stop();
+      monitor.stop();
+      await pool.end();
+      await t.close();
+    }
+  });
+
   test("pg-boss's errors in the background (its supervisor's) reach the job runner's log", async () => {
     const t = await open();
     const logged: { error: unknown; message: string }[] = [];

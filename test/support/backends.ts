@@ -2,6 +2,8 @@
 // 127.0.0.1:6379), or TEST_DATABASE_URL / TEST_REDIS_URL. Each test file gets a database of its
 // own, each store opened in it a schema of its own, and each a Redis key prefix of its own; all
 // are dropped afterwards. A server that is absent fails the test: nothing is skipped.
+// TEST_DATABASE_PREFIX and TEST_REDIS_PREFIX name them otherwise (defaults `pagescrape_test_` and
+// `test:`), for a machine whose servers other users share under names of their own.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -10,6 +12,8 @@ export const ADMIN_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://p
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 const token = (): string => randomBytes(6).toString('hex');
+const DATABASE_PREFIX = process.env.TEST_DATABASE_PREFIX ?? 'pagescrape_test_';
+const REDIS_PREFIX = process.env.TEST_REDIS_PREFIX ?? 'test:';
 
 export interface TestBackends {
   /** A URL of an empty schema in this file's database (`?options=-c search_path=…`). */
@@ -36,7 +40,7 @@ async function adminQuery(sql: string): Promise<void> {
 }
 
 export async function testBackends(): Promise<TestBackends> {
-  const database = `pagescrape_test_${token()}`;
+  const database = `${DATABASE_PREFIX}${token()}`;
   await adminQuery(`CREATE DATABASE ${database}`);
   const base = new URL(ADMIN_DATABASE_URL);
   base.pathname = `/${database}`;
@@ -64,7 +68,7 @@ export async function testBackends(): Promise<TestBackends> {
       return url.href;
     },
     freshPrefix() {
-      const prefix = `test:${token()}:`;
+      const prefix = `${REDIS_PREFIX}${token()}:`;
       prefixes.push(prefix);
       return prefix;
     },

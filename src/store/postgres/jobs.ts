@@ -23,6 +23,9 @@ const STALE_PER_CLAIM = 100;
 const CLAIM_LOCK = 0x6a6f6273;
 /** Taken with BEGIN, in its round trip. */
 const CLAIM_LOCKED = `SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`;
+/** SQLSTATE deadlock_detected, and how many times a claim is tried when it is the deadlock's victim. */
+const DEADLOCK = '40P01';
+const CLAIM_ATTEMPTS = 3;
 
 /** `job.completed` of the job just updated by the CTE `job`, when it has ended; `id`: the parameter of the event's id. */
 const completedEvent = (id: string): string => `
@@ -191,6 +194,60 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
     }
   };
 
+  /** One claim, in one transaction (see claimUpTo). */
+  const claimOnce = async (owner: string, lockUntil: number, now: number, perTeam: number, max: number): Promise<ClaimedItem[]> => {
+    let settled: string[] = [];
+    // The claim lock with BEGIN: one round trip.
+    return db.transaction(async (client): Promise<ClaimedItem[]> => {
+      // The carriers of the items this node ended up to now (the lock held: those that ended
+      // while this claim waited for it too) are completed first, in the claim: their team's
+      // running count drops before the fetch counts it, with no round trip of their own (the
+      // runner claims again as soon as an item ends).
+      settled = queue.takeEnded();
+      await queue.complete(settled, client);
+      const claimed: ClaimedItem[] = [];
+      for (let stale = 0; claimed.length < max && stale < STALE_PER_CLAIM; ) {
+        const carriers = await queue.fetch(client, perTeam, max - claimed.length);
+        if (carriers.length === 0) break;
+        const tokens = carriers.map((carrier) => `${owner}/${carrier.id}/${carrier.retryCount}`);
+        const rows = (
+          await client.query(SQL.take, [carriers.map((c) => c.data.job), carriers.map((c) => c.data.idx), tokens, Math.trunc(lockUntil), Math.trunc(now)])
+        ).rows as Row[];
+        const byToken = new Map(rows.map((row) => [row.lock_owner as string, row]));
+        const ended: string[] = [];
+        carriers.forEach((carrier, n) => {
+          const row = byToken.get(tokens[n] as string);
+          // No row: its item ended (this carrier was delivered again) or was cancelled: nothing runs.
+          if (!row) return void ended.push(carrier.id);
+          const item: ClaimedItem = {
+            jobId: row.job_id as string,
+            index: row.idx as number,
+            teamId: row.team_id as string,
+            keyId: row.key_id as string,
+            test: row.test as boolean,
+            endpoint: row.endpoint as string,
+            params: JSON.parse(row.params as string) as Record<string, string>,
+            attempts: row.attempts as number,
+            maxPages: row.max_pages as number,
+            cacheMaxAge: (row.cache_max_age as string | null) ?? null,
+            storedPages: row.page_count as number,
+            lastPage: (row.last_page as string | null) ?? null,
+          };
+          claims.set(item, { owner, carrier: carrier.id, token: tokens[n] as string });
+          claimed.push(item);
+        });
+        await queue.complete(ended, client);
+        stale += ended.length;
+        // Every carrier fetched ran: fewer than asked means nothing more is due.
+        if (ended.length === 0) break;
+      }
+      return claimed;
+    }, CLAIM_LOCKED).catch((error: unknown) => {
+      queue.completeSoon(settled);
+      throw error;
+    });
+  };
+
   return {
     async create(job: NewJob, maxActive: number, now: number) {
       return db.transaction(async (client) => {
@@ -257,56 +314,19 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
     },
 
     async claimUpTo(owner, lockUntil, now, perTeam, max) {
-      let settled: string[] = [];
-      // The claim lock with BEGIN: one round trip.
-      return db.transaction(async (client): Promise<ClaimedItem[]> => {
-        // The carriers of the items this node ended up to now (the lock held: those that ended
-        // while this claim waited for it too) are completed first, in the claim: their team's
-        // running count drops before the fetch counts it, with no round trip of their own (the
-        // runner claims again as soon as an item ends).
-        settled = queue.takeEnded();
-        await queue.complete(settled, client);
-        const claimed: ClaimedItem[] = [];
-        for (let stale = 0; claimed.length < max && stale < STALE_PER_CLAIM; ) {
-          const carriers = await queue.fetch(client, perTeam, max - claimed.length);
-          if (carriers.length === 0) break;
-          const tokens = carriers.map((carrier) => `${owner}/${carrier.id}/${carrier.retryCount}`);
-          const rows = (
-            await client.query(SQL.take, [carriers.map((c) => c.data.job), carriers.map((c) => c.data.idx), tokens, Math.trunc(lockUntil), Math.trunc(now)])
-          ).rows as Row[];
-          const byToken = new Map(rows.map((row) => [row.lock_owner as string, row]));
-          const ended: string[] = [];
-          carriers.forEach((carrier, n) => {
-            const row = byToken.get(tokens[n] as string);
-            // No row: its item ended (this carrier was delivered again) or was cancelled: nothing runs.
-            if (!row) return void ended.push(carrier.id);
-            const item: ClaimedItem = {
-              jobId: row.job_id as string,
-              index: row.idx as number,
-              teamId: row.team_id as string,
-              keyId: row.key_id as string,
-              test: row.test as boolean,
-              endpoint: row.endpoint as string,
-              params: JSON.parse(row.params as string) as Record<string, string>,
-              attempts: row.attempts as number,
-              maxPages: row.max_pages as number,
-              cacheMaxAge: (row.cache_max_age as string | null) ?? null,
-              storedPages: row.page_count as number,
-              lastPage: (row.last_page as string | null) ?? null,
-            };
-            claims.set(item, { owner, carrier: carrier.id, token: tokens[n] as string });
-            claimed.push(item);
-          });
-          await queue.complete(ended, client);
-          stale += ended.length;
-          // Every carrier fetched ran: fewer than asked means nothing more is due.
-          if (ended.length === 0) break;
+      // PostgreSQL ends a deadlock by aborting one of its transactions (SQLSTATE 40P01). A claim's
+      // can be the one: its completion of the ended items' carriers locks them in one order, while
+      // pg-boss's supervisor deletes (to re-insert for a retry) the active carriers whose heartbeat
+      // lapsed in another (plans.failJobsByHeartbeat). The aborted claim took nothing (its carriers
+      // are queued again, the ended ones given back to completeSoon): it is tried again at once
+      // rather than at the runner's next poll.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await claimOnce(owner, lockUntil, now, perTeam, max);
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== DEADLOCK || attempt >= CLAIM_ATTEMPTS) throw error;
         }
-        return claimed;
-      }, CLAIM_LOCKED).catch((error: unknown) => {
-        queue.completeSoon(settled);
-        throw error;
-      });
+      }
     },
 
     async renew(item, owner, lockUntil) {

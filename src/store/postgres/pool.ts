@@ -2,6 +2,7 @@
 // used right now" (answered 503), as opposed to a mistake in the SQL or the data.
 import pg from 'pg';
 import type { BackendMonitor } from '../monitor.ts';
+import { publishRoundTrip } from '../round-trips.ts';
 import { StoreUnavailableError } from '../types.ts';
 
 export interface PostgresOptions {
@@ -118,6 +119,7 @@ export function database(pool: pg.Pool, isClosed: () => boolean, monitor: Backen
     async query(text, values) {
       open();
       counted.n++;
+      publishRoundTrip('postgres');
       try {
         return await pool.query(text, values);
       } catch (err) {
@@ -140,6 +142,7 @@ async function runTransaction<T>(pool: pg.Pool, open: () => void, fn: (client: p
   const query = client.query.bind(client);
   client.query = ((...args: Parameters<typeof query>) => {
     counted.n++;
+    publishRoundTrip('postgres');
     return query(...args);
   }) as typeof client.query;
   let broken: Error | undefined;

@@ -5,6 +5,7 @@
 // reconnects by itself forever.
 import { Redis } from 'ioredis';
 import { BackendMonitor } from '../monitor.ts';
+import { publishRoundTrip } from '../round-trips.ts';
 import { StoreUnavailableError } from '../types.ts';
 
 export interface RedisOptions {
@@ -56,6 +57,7 @@ export function createRedis(options: RedisOptions): RedisConnection {
     },
     async call(fn) {
       roundTrips++;
+      publishRoundTrip('redis');
       monitor.assertUp();
       try {
         return await fn();
