@@ -16,10 +16,14 @@ const rounds = Number(roundsArg);
 const seconds = Number(secondsArg);
 if (trees.length === 0) throw new Error('name the checkouts to compare');
 
-/** CPU time so far, in µs (from clock ticks of 10 ms), of a process's main thread, or of all its threads. */
-const cpuMicros = (pid: number, thread: 'main' | 'all'): number => {
+/**
+ * CPU time so far, in µs (from clock ticks of 10 ms), of a process's main thread, or of all its
+ * threads; `user`: in user space alone (the service's own code, without the kernel's network
+ * stack, whose share grows on a machine whose cores are all busy).
+ */
+const cpuMicros = (pid: number, thread: 'main' | 'all', user = false): number => {
   const fields = (readFileSync(thread === 'main' ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  return (Number(fields[11]) + (user ? 0 : Number(fields[12]))) * 10_000;
 };
 const median = (numbers: number[]): number => {
   const sorted = [...numbers].sort((a, b) => a - b);
@@ -38,6 +42,8 @@ interface Checkout {
   serviceCpu: number[];
   /** CPU per cache hit of every thread of the process (the embedded store's writer thread, the garbage collector's). */
   serviceProcessCpu: number[];
+  bareUserCpu: number[];
+  serviceUserCpu: number[];
 }
 
 const checkouts: Checkout[] = [];
@@ -45,16 +51,23 @@ for (const tree of trees) {
   const child = spawn(`${tree}/node_modules/.bin/node`, ['--disable-warning=ExperimentalWarning', `${tree}/bench/servers.ts`], { cwd: tree, stdio: ['ignore', 'pipe', 'inherit'] });
   process.once('exit', () => child.kill('SIGTERM'));
   const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
-  checkouts.push({ tree, child, pid: child.pid ?? 0, target: JSON.parse(line) as Checkout['target'], bare: [], service: [], bareCpu: [], serviceCpu: [], serviceProcessCpu: [] });
+  checkouts.push({ tree, child, pid: child.pid ?? 0, target: JSON.parse(line) as Checkout['target'], bare: [], service: [], bareCpu: [], serviceCpu: [], serviceProcessCpu: [], bareUserCpu: [], serviceUserCpu: [] });
 }
 
 /** Requests per second and CPU µs per request (main thread, whole process) of one measurement. */
-async function measure(pid: number, url: string, headers: Record<string, string>): Promise<{ rps: number; cpu: number; processCpu: number }> {
+async function measure(pid: number, url: string, headers: Record<string, string>): Promise<{ rps: number; cpu: number; userCpu: number; processCpu: number }> {
   const before = cpuMicros(pid, 'main');
+  const userBefore = cpuMicros(pid, 'main', true);
   const processBefore = cpuMicros(pid, 'all');
   const result = await autocannon({ url, headers, connections: 50, duration: seconds, pipelining: 1 });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { rps: result.requests.average, cpu: (cpuMicros(pid, 'main') - before) / result.requests.total, processCpu: (cpuMicros(pid, 'all') - processBefore) / result.requests.total };
+  const perRequest = (micros: number) => micros / result.requests.total;
+  return {
+    rps: result.requests.average,
+    cpu: perRequest(cpuMicros(pid, 'main') - before),
+    userCpu: perRequest(cpuMicros(pid, 'main', true) - userBefore),
+    processCpu: perRequest(cpuMicros(pid, 'all') - processBefore),
+  };
 }
 
 for (const c of checkouts) {
@@ -71,8 +84,11 @@ for (let round = 0; round < rounds; round += 1) {
     c.bareCpu.push(bare.cpu);
     c.serviceCpu.push(service.cpu);
     c.serviceProcessCpu.push(service.processCpu);
+    c.bareUserCpu.push(bare.userCpu);
+    c.serviceUserCpu.push(service.userCpu);
     console.log(
-      `${c.tree} round ${round + 1}: bare ${bare.rps.toFixed(0)} req/s (${bare.cpu.toFixed(1)} µs CPU each), service ${service.rps.toFixed(0)} req/s (${service.cpu.toFixed(1)} µs CPU each, ${service.processCpu.toFixed(1)} µs all threads)`,
+      `${c.tree} round ${round + 1}: bare ${bare.rps.toFixed(0)} req/s (${bare.cpu.toFixed(1)} µs CPU each, ${bare.userCpu.toFixed(1)} user), ` +
+        `service ${service.rps.toFixed(0)} req/s (${service.cpu.toFixed(1)} µs CPU each, ${service.userCpu.toFixed(1)} user, ${service.processCpu.toFixed(1)} µs all threads)`,
     );
   }
 }
@@ -80,6 +96,7 @@ for (const c of checkouts) {
   console.log(
     `median ${c.tree}: bare ${median(c.bare).toFixed(0)} req/s, service ${median(c.service).toFixed(0)} req/s, ratio ${(median(c.service) / median(c.bare)).toFixed(2)}x; ` +
       `main-thread CPU per request: service ${median(c.serviceCpu).toFixed(1)} µs, bare ${median(c.bareCpu).toFixed(1)} µs, ratio ${(median(c.bareCpu) / median(c.serviceCpu)).toFixed(2)}x; ` +
+      `user space alone: service ${median(c.serviceUserCpu).toFixed(1)} µs, bare ${median(c.bareUserCpu).toFixed(1)} µs, ratio ${(median(c.bareUserCpu) / median(c.serviceUserCpu)).toFixed(2)}x; ` +
       `service, all threads: ${median(c.serviceProcessCpu).toFixed(1)} µs`,
   );
   c.child.kill('SIGTERM');
