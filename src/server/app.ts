@@ -9,6 +9,7 @@ import { answerAndClose, DEFAULT_CONNECTION_LIMITS, edgeServerFactory, type Conn
 import { CursorSealer } from './cursors.ts';
 import { ApiError, sendError, stampAnswer } from './errors.ts';
 import { newRequestId } from './ids.ts';
+import { lazyRequestLogger } from './request-logger.ts';
 import { getInProcess, TOO_LARGE } from './in-process.ts';
 import { Breakers, DEFAULT_BREAKER, type BreakerSettings } from './breakers.ts';
 import { statusPlugin } from './plugins/status.ts';
@@ -104,6 +105,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestIdHeader: false,
     // One log line per request comes from the metrics plugin.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
+    childLoggerFactory: lazyRequestLogger,
     exposeHeadRoutes: false,
     // Requests that arrive while closing get our own 503 envelope (errors plugin).
     return503OnClosing: false,

@@ -95,9 +95,16 @@ const errors: FastifyPluginCallback<ErrorsOptions> = (app, { bodiesUnder = [] },
       hookDone(new ApiError('SERVICE_UNAVAILABLE', 'The service is restarting; retry shortly.', { headers: { 'retry-after': '5' } }));
       return;
     }
+    const { headers } = request;
+    const announcesBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+    // Most requests: a GET without a body passes whatever its route (routeOptions is an object
+    // built anew at each read, not needed for them).
+    if (request.method === 'GET' && !announcesBody) {
+      hookDone();
+      return;
+    }
     // The dashboard's forms and MCP's messages are read (bounded by their routes), and the JSON
     // body of an API route that declares one (a PATCH of the account's settings).
-    // routeOptions is built anew at each read: read once.
     const route = request.routeOptions;
     if (takesForms(request.url) || (route.config.body === true && route.method === request.method)) {
       hookDone();
@@ -105,10 +112,7 @@ const errors: FastifyPluginCallback<ErrorsOptions> = (app, { bodiesUnder = [] },
     }
     // No other route reads a body: a request that announces one is answered without reading it
     // and its connection closed, so that a body sent slowly (or never) holds nothing.
-    const { headers } = request;
-    if (headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0')) {
-      reply.header('connection', 'close');
-    }
+    if (announcesBody) reply.header('connection', 'close');
     // Every other route is GET: any other method is 405 or 404 here, before Fastify would read
     // (and refuse, as 400) a body it does not need.
     if (request.method !== 'GET') {

@@ -54,8 +54,11 @@ const metrics: FastifyPluginCallback<MetricsOptions> = (app, options, done) => {
     const { state } = request;
     const endpoint = state?.endpoint ?? null;
     if (endpoint) app.metrics.countRequest(endpoint, reply.statusCode, reply.elapsedTime / 1000);
-    request.log.info(
+    // Through the app's logger, the request id written as the request's own logger would (that
+    // logger is made only when a request logs more: request-logger.ts).
+    app.log.info(
       {
+        requestId: request.id,
         team: state?.team ?? null,
         endpoint,
         method: request.method,
