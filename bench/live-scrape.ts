@@ -2,7 +2,8 @@
 // sandbox's pages, pre-rendered by a warm-up pass, then answered from memory), with the
 // service, the baseline proxy (bench/proxy-server.ts) and the upstream in processes of their
 // own, so that each one's CPU time is its own.
-//   1. Throughput and CPU per request at zero upstream latency: the service against the proxy,
+//   1. Throughput and CPU per request at zero upstream latency: the service against the proxy
+//      (and, as a second reference, a proxy written with fetch, which decodes the page),
 //      alternated under the same load generator. Every request in a round names a distinct
 //      target and asks for a live result, so neither the cache nor single-flight helps.
 //   2. Overhead over upstream latency at a fixed 50 ms upstream delay: service p50/p99 minus
@@ -150,10 +151,11 @@ const median = (numbers: number[]) => {
 };
 
 const serviceRequest = (servers: Servers) => ({ url: servers.service.url, headers: { 'x-api-key': servers.service.key }, path: (n: number) => target(n).api });
-const proxyRequest = (servers: Servers) => ({
+/** The baseline proxy's route: `proxy` passes the compressed page through, `fetch` decodes it (proxy-server.ts). */
+const proxyRequest = (servers: Servers, route: 'proxy' | 'fetch' = 'proxy') => ({
   url: servers.proxy.url,
   headers: {},
-  path: (n: number) => `/proxy?origin=${encodeURIComponent(servers.origin)}&path=${encodeURIComponent(target(n).upstream)}`,
+  path: (n: number) => `/${route}?origin=${encodeURIComponent(servers.origin)}&path=${encodeURIComponent(target(n).upstream)}`,
 });
 
 /** Renders every target's page once, through the proxy, so that the upstream answers from memory. */
@@ -193,25 +195,30 @@ if (phases.has('1')) {
     async (servers) => {
       const s = serviceRequest(servers);
       const p = proxyRequest(servers);
+      const f = proxyRequest(servers, 'fetch');
       await load(p.url, p.headers, p.path, connections, 2);
+      await load(f.url, f.headers, f.path, connections, 2);
       await load(s.url, s.headers, s.path, connections, 2);
       const service: { rps: number; cpu: number }[] = [];
       const proxy: { rps: number; cpu: number }[] = [];
+      const fetched: { rps: number; cpu: number }[] = [];
       for (let round = 0; round < rounds; round += 1) {
         const pr = await measured(servers.proxy, () => load(p.url, p.headers, p.path, connections));
         const sr = await measured(servers.service, () => load(s.url, s.headers, s.path, connections));
+        const fr = await measured(servers.proxy, () => load(f.url, f.headers, f.path, connections));
         proxy.push({ rps: pr.rps, cpu: pr.cpuPerRequest });
         service.push({ rps: sr.rps, cpu: sr.cpuPerRequest });
+        fetched.push({ rps: fr.rps, cpu: fr.cpuPerRequest });
         console.log(
           `   round ${round + 1}: proxy ${pr.rps.toFixed(0)} req/s, ${pr.cpuPerRequest.toFixed(3)} ms CPU/req, main thread ${(pr.busy * 100).toFixed(0)}% busy` +
-            ` | service ${sr.rps.toFixed(0)} req/s, ${sr.cpuPerRequest.toFixed(3)} ms CPU/req, main thread ${(sr.busy * 100).toFixed(0)}% busy, longest wait ${sr.max} ms`,
+            ` | service ${sr.rps.toFixed(0)} req/s, ${sr.cpuPerRequest.toFixed(3)} ms CPU/req, main thread ${(sr.busy * 100).toFixed(0)}% busy, longest wait ${sr.max} ms` +
+            ` | fetch proxy ${fr.rps.toFixed(0)} req/s, ${fr.cpuPerRequest.toFixed(3)} ms CPU/req`,
         );
       }
-      const ratio = median(service.map((r) => r.rps)) / median(proxy.map((r) => r.rps));
-      console.log(`   ratio service/proxy throughput: ${ratio.toFixed(2)}x (target >= 0.5x)`);
-      console.log(
-        `   CPU per request (median): service ${median(service.map((r) => r.cpu)).toFixed(3)} ms (target <= 0.8 ms), proxy ${median(proxy.map((r) => r.cpu)).toFixed(3)} ms`,
-      );
+      const rate = (runs: { rps: number }[]) => median(runs.map((r) => r.rps));
+      const cpu = (runs: { cpu: number }[]) => median(runs.map((r) => r.cpu)).toFixed(3);
+      console.log(`   ratio service/proxy throughput: ${(rate(service) / rate(proxy)).toFixed(2)}x (target >= 0.5x); service/fetch proxy: ${(rate(service) / rate(fetched)).toFixed(2)}x`);
+      console.log(`   CPU per request (median): service ${cpu(service)} ms (target <= 0.8 ms), proxy ${cpu(proxy)} ms, fetch proxy ${cpu(fetched)} ms`);
     },
     profile.flags,
   );
