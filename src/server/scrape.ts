@@ -131,7 +131,8 @@ export class ScrapeService {
     }
     if (!endpoint.extractor) throw new ApiError('NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`);
     const deadline = now + this.#settings.requestBudgetMs;
-    const job = { runtime, requestId: who.requestId, target: parsed.params, targetKey: parsed.targetKey, cacheKey, position, deadline, log: who.log };
+    // Its cache entry written with the job's other pages scraped at the same time.
+    const job = { runtime, requestId: who.requestId, target: parsed.params, targetKey: parsed.targetKey, cacheKey, position, deadline, log: who.log, together: true };
     if (who.test) {
       const scraped = await this.#scrapes.shared(`test|${cacheKey}`, deadline, () => this.#scrapes.scrape({ ...job, test: true }));
       return { data: scraped.json, cached: false, reservationId: null };
