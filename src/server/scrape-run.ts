@@ -63,6 +63,8 @@ export interface ScrapeJob {
   position: UpstreamPosition | null;
   deadline: number;
   log: FastifyBaseLogger;
+  /** A batch job's page: its cache entry may be written with others (CacheStore.set's `together`). */
+  together?: boolean;
 }
 
 /** The position a cursor carries and when the live scrape that produced it ran. */
@@ -205,7 +207,7 @@ export class LiveScrapes {
     }
   }
 
-  async #extract({ runtime, target, targetKey, cacheKey, position, deadline, log, test = false }: ScrapeJob, extractor: Extractor, upstream: Upstream, signal: AbortSignal): Promise<Scraped> {
+  async #extract({ runtime, target, targetKey, cacheKey, position, deadline, log, test = false, together = false }: ScrapeJob, extractor: Extractor, upstream: Upstream, signal: AbortSignal): Promise<Scraped> {
     const { endpoint } = runtime;
     // A test key's scrape of the sandbox says nothing of the platform, and is never cached.
     const record = (failed: boolean) => {
@@ -246,7 +248,7 @@ export class LiveScrapes {
     record(false);
     const json = JSON.stringify(data);
     const bytes = Buffer.from(json);
-    if (!test) await this.#stores.cache.set(cacheKey, targetKey, { value: json, bytes, storedAt: scrapedAt });
+    if (!test) await this.#stores.cache.set(cacheKey, targetKey, { value: json, bytes, storedAt: scrapedAt }, { together });
     return { json, bytes, scrapedAt };
   }
 }

@@ -8,6 +8,7 @@ import type { Caller } from './plugins/auth.ts';
 import type { Outcome } from './plugins/metrics.ts';
 import { canonicalJson, type CursorSealer } from './cursors.ts';
 import { ApiError } from './errors.ts';
+import { JobCredits } from './job-credits.ts';
 import type { Metrics } from './metrics.ts';
 import type { ParsedQuery } from './query.ts';
 import { RequestAnswers } from './scrape-answer.ts';
@@ -40,6 +41,7 @@ export class ScrapeService {
   readonly #settings: ScrapeSettings;
   readonly #scrapes: LiveScrapes;
   readonly #answers: RequestAnswers;
+  readonly #credits: JobCredits;
 
   constructor(stores: Stores, sealer: CursorSealer, metrics: Metrics, settings: ScrapeSettings) {
     this.#stores = stores;
@@ -48,6 +50,7 @@ export class ScrapeService {
     this.#settings = settings;
     this.#scrapes = new LiveScrapes(stores, sealer, metrics, settings);
     this.#answers = new RequestAnswers(stores, this.#scrapes, sealer, metrics, settings);
+    this.#credits = new JobCredits(stores.ledger);
   }
 
   /**
@@ -128,7 +131,8 @@ export class ScrapeService {
     }
     if (!endpoint.extractor) throw new ApiError('NOT_IMPLEMENTED', `${endpoint.path} is not available yet.`);
     const deadline = now + this.#settings.requestBudgetMs;
-    const job = { runtime, requestId: who.requestId, target: parsed.params, targetKey: parsed.targetKey, cacheKey, position, deadline, log: who.log };
+    // Its cache entry written with the job's other pages scraped at the same time.
+    const job = { runtime, requestId: who.requestId, target: parsed.params, targetKey: parsed.targetKey, cacheKey, position, deadline, log: who.log, together: true };
     if (who.test) {
       const scraped = await this.#scrapes.shared(`test|${cacheKey}`, deadline, () => this.#scrapes.scrape({ ...job, test: true }));
       return { data: scraped.json, cached: false, reservationId: null };
@@ -141,8 +145,9 @@ export class ScrapeService {
     try {
       const day = utcDay(now);
       // Held until the job's store commits it with the page; past this deadline (a node that
-      // died) the sweep of abandoned reservations gives it back.
-      const reservation = await this.#stores.ledger.reserve(who.teamId, 1, who.requestId, deadline + this.#settings.reservationMarginMs, { id: who.keyId, day });
+      // died) the sweep of abandoned reservations gives it back. Reserved with the job's other
+      // pages asking at the same time (job-credits.ts).
+      const reservation = await this.#credits.reserve(who.teamId, who.requestId, deadline + this.#settings.reservationMarginMs, { id: who.keyId, day });
       if (!reservation.ok) {
         if (reservation.reason === 'key-limit') {
           throw new ApiError('KEY_CREDIT_LIMIT', `The daily credit limit of the key that made this job or monitor (${reservation.limit} credits) is spent (${reservation.spent} today); it resets at midnight UTC.`);

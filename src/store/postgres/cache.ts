@@ -10,12 +10,30 @@ import type { Query } from './pool.ts';
 const EVICT_TO = 0.9;
 const MAX_TOUCHED = 10_000;
 const PRUNE_BATCH = 500;
+/** Entries in one statement of writes made together, at most. */
+const MAX_TOGETHER = 200;
+
+/** An entry waiting to be written with others. */
+interface Written {
+  key: string;
+  target: string;
+  value: string;
+  storedAt: number;
+  size: number;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
 
 const SQL = {
   get: 'SELECT value, stored_at, target FROM cache WHERE key = $1',
   set: `INSERT INTO cache (key, target, value, stored_at, accessed_at, size) VALUES ($1, $2, $3, $4, $5, $6)
         ON CONFLICT (key) DO UPDATE SET target = excluded.target, value = excluded.value,
           stored_at = excluded.stored_at, accessed_at = excluded.accessed_at, size = excluded.size`,
+  // `set` of several entries (distinct keys) in one statement.
+  setEach: `INSERT INTO cache (key, target, value, stored_at, accessed_at, size)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])
+            ON CONFLICT (key) DO UPDATE SET target = excluded.target, value = excluded.value,
+              stored_at = excluded.stored_at, accessed_at = excluded.accessed_at, size = excluded.size`,
   deleteTarget: 'DELETE FROM cache WHERE target = $1',
   touch: `UPDATE cache c SET accessed_at = t.at FROM unnest($1::text[], $2::bigint[]) AS t (key, at)
           WHERE c.key = t.key AND c.accessed_at < t.at`,
@@ -66,6 +84,35 @@ export function cacheStore(query: Query, maxBytes: number, maxAgeMs: number): Du
     return { bytes: Buffer.from(row.value as string), storedAt: row.stored_at as number, target: row.target as string };
   };
 
+  // The writes of batch jobs' pages: one asked while another is under way waits for it, and goes
+  // with every other one that came meanwhile in the next statement (one commit for many pages).
+  const waiting: Written[] = [];
+  let writing = false;
+  const writeTogether = async (): Promise<void> => {
+    writing = true;
+    try {
+      while (waiting.length > 0) {
+        const batch = waiting.splice(0, MAX_TOGETHER);
+        // One row per key (ON CONFLICT cannot change a row twice in one statement): the last asked.
+        const rows = [...new Map(batch.map((w) => [w.key, w])).values()];
+        try {
+          const at = Date.now();
+          await query(SQL.setEach, [rows.map((w) => w.key), rows.map((w) => w.target), rows.map((w) => w.value), rows.map((w) => w.storedAt), rows.map(() => at), rows.map((w) => w.size)]);
+          for (const w of batch) w.resolve();
+        } catch (err) {
+          for (const w of batch) w.reject(err);
+        }
+      }
+    } finally {
+      writing = false;
+    }
+  };
+  const together = (entry: Omit<Written, 'resolve' | 'reject'>): Promise<void> =>
+    new Promise((resolve, reject) => {
+      waiting.push({ ...entry, resolve, reject });
+      if (!writing) void writeTogether();
+    });
+
   return {
     flush,
 
@@ -77,8 +124,9 @@ export function cacheStore(query: Query, maxBytes: number, maxAgeMs: number): Du
     read,
     touch,
 
-    async set(key: string, target: string, entry: CacheEntry): Promise<void> {
+    async set(key: string, target: string, entry: CacheEntry, options?: { together?: boolean }): Promise<void> {
       const size = Buffer.byteLength(entry.value) + Buffer.byteLength(key) + Buffer.byteLength(target);
+      if (options?.together) return together({ key, target, value: entry.value, storedAt: Math.trunc(entry.storedAt), size });
       await query(SQL.set, [key, target, entry.value, Math.trunc(entry.storedAt), Date.now(), size]);
     },
 

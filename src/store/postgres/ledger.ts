@@ -56,6 +56,39 @@ const SQL = {
     SELECT (SELECT credits FROM debited) AS after, (SELECT balance_version FROM debited) AS version,
            (SELECT credits FROM teams WHERE id = $1) AS current, (SELECT ok FROM room) AS room,
            (SELECT lim FROM k) AS lim, (SELECT spent FROM k) AS spent`,
+  // `reserve` of 1 credit for each of several requests of one team and key ($2 request ids, $3
+  // reservation ids, $4 deadlines), as if made one after another in that order: the first `n`
+  // are granted, n the most the balance and the key's room that day allow; one statement, one
+  // lock of the key's row and then the team's (as `reserve` takes them), one commit. The team's
+  // row is read locked (FOR UPDATE reads its latest version), so `n` is worked out from the
+  // balance the update changes.
+  reserveEach: `
+    WITH input AS (SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY AS w (request_id, reservation_id, deadline, n)),
+         k AS (SELECT id, daily_credit_limit AS lim, CASE WHEN spent_day = $5 THEN spent ELSE 0 END AS spent
+                 FROM api_keys WHERE id = $6 FOR UPDATE),
+         t AS (SELECT id, credits, low_armed, exhausted_armed, low_balance_alert FROM teams
+                WHERE id = $1 AND (SELECT count(*) FROM k) >= 0 FOR UPDATE),
+         g AS (SELECT t.*, greatest(0, least(cardinality($2::text[]), t.credits,
+                        CASE WHEN $6::text IS NULL THEN cardinality($2::text[]) ELSE coalesce((SELECT coalesce(lim - spent, cardinality($2::text[])) FROM k), 0) END)) AS granted
+                 FROM t),
+         debited AS (UPDATE teams SET credits = g.credits - g.granted, balance_version = balance_version + 1,
+                             alerts_due = (CASE WHEN g.low_armed AND g.credits - g.granted < g.low_balance_alert THEN 1 ELSE 0 END)
+                                        + (CASE WHEN g.exhausted_armed AND g.credits - g.granted = 0 THEN 2 ELSE 0 END),
+                             low_armed = g.low_armed AND NOT coalesce(g.credits - g.granted < g.low_balance_alert, false),
+                             exhausted_armed = g.exhausted_armed AND g.credits - g.granted > 0
+                        FROM g WHERE teams.id = g.id AND g.granted > 0
+                     RETURNING teams.id, teams.credits, teams.balance_version, teams.alerts_due, teams.low_balance_alert, g.granted),
+         alerted AS (INSERT INTO events (id, team_id, type, data)
+                     SELECT $7, id, 'credits.low', jsonb_build_object('balance', credits, 'threshold', low_balance_alert) FROM debited WHERE alerts_due & 1 = 1
+                     UNION ALL
+                     SELECT $8, id, 'credits.exhausted', jsonb_build_object('balance', credits) FROM debited WHERE alerts_due & 2 = 2),
+         spending AS (UPDATE api_keys a SET spent = k.spent + d.granted, spent_day = $5 FROM k, debited d WHERE a.id = k.id),
+         granted AS (SELECT input.* FROM input, debited WHERE input.n <= debited.granted),
+         entry AS (INSERT INTO ledger (team_id, amount, reason, request_id) SELECT $1, -1, 'charge', request_id FROM granted ORDER BY n),
+         held AS (INSERT INTO reservations (id, team_id, request_id, amount, deadline, state, key_id, day)
+                  SELECT reservation_id, $1, request_id, 1, deadline, 'pending', $6, $5 FROM granted)
+    SELECT (SELECT granted FROM debited) AS granted, (SELECT credits FROM debited) AS after, (SELECT balance_version FROM debited) AS version,
+           (SELECT credits FROM t) AS current, (SELECT count(*) FROM k) AS keys, (SELECT lim FROM k) AS lim, (SELECT spent FROM k) AS spent`,
   commit: `
     WITH kept AS (UPDATE reservations SET state = 'committed' WHERE id = $1 AND state = 'pending' RETURNING id)
     SELECT r.state, (SELECT count(*) FROM kept) AS kept, t.credits
@@ -142,6 +175,27 @@ export function ledger(query: Query, watcher: () => TeamWatcher | undefined): Le
       if ((row.current as number) < amount) return { ok: false, reason: 'balance', balance: row.current as number };
       const now = await one(SQL.balance, [teamId]);
       return { ok: false, reason: 'balance', balance: (now?.credits as number | undefined) ?? 0 };
+    },
+
+    async reserveEach(teamId, requests, key) {
+      if (requests.length === 0) return [];
+      for (const { deadline } of requests) if (!Number.isFinite(deadline)) throw new RangeError(`deadline must be epoch ms, got ${deadline}`);
+      const ids = requests.map(() => newOrderedId('res'));
+      const values = [requests.map((r) => r.requestId), ids, requests.map((r) => Math.trunc(r.deadline)), key?.day ?? null, key?.id ?? null, newId('evt'), newId('evt')];
+      const row = (await one(SQL.reserveEach, [teamId, ...values])) as Row;
+      if (row.current === null) throw new Error(`unknown team ${teamId}`);
+      if (key && row.keys === 0) throw new Error(`unknown key ${key.id}`);
+      const granted = (row.granted as number | null) ?? 0;
+      if (granted > 0) changed(teamId, row.version, row.after);
+      const balance = granted > 0 ? (row.after as number) : (row.current as number);
+      const lim = row.lim as number | null;
+      const spent = ((row.spent as number | null) ?? 0) + granted;
+      return ids.map((reservationId, n): ReserveResult => {
+        // Each as `reserve` would have answered it, one after another: the balance just after it.
+        if (n < granted) return { ok: true, reservationId, balance: balance + granted - n - 1 };
+        if (key && lim !== null && spent + 1 > lim) return { ok: false, reason: 'key-limit', balance, limit: lim, spent };
+        return { ok: false, reason: 'balance', balance };
+      });
     },
 
     async commit(reservationId: string): Promise<{ charged: boolean; balance: number }> {

@@ -131,8 +131,8 @@ export class TieredCache implements CacheStore {
     return { bytes: entry.bytes, storedAt: entry.storedAt };
   }
 
-  async set(key: string, target: string, entry: CacheEntry): Promise<void> {
-    await this.#durable.set(key, target, entry);
+  async set(key: string, target: string, entry: CacheEntry, options?: { together?: boolean }): Promise<void> {
+    await this.#durable.set(key, target, entry, options);
     await this.#keep(key, target, entry.storedAt, Buffer.from(entry.value));
   }
 

@@ -23,8 +23,12 @@ export interface CachedEntry {
 
 export interface CacheStore {
   get(key: string): Promise<CachedEntry | null>;
-  /** `target` groups every entry of one scraped target so that they can be dropped together. */
-  set(key: string, target: string, entry: CacheEntry): Promise<void>;
+  /**
+   * `target` groups every entry of one scraped target so that they can be dropped together.
+   * `together`: the write may wait for another under way and go with the others that came
+   * meanwhile in one (a batch job's pages, many at once); it is done when the call resolves.
+   */
+  set(key: string, target: string, entry: CacheEntry, options?: { together?: boolean }): Promise<void>;
   deleteTarget(target: string): Promise<void>;
   /** Drops entries older than `maxAgeMs` and evicts least recently used ones beyond the size bound. */
   prune(now: number): Promise<void>;

@@ -50,6 +50,13 @@ export interface Ledger {
    */
   reserve(teamId: string, amount: number, requestId: string, deadline: number, key?: ReservingKey): Promise<ReserveResult>;
   /**
+   * `reserve` of 1 credit for each of `requests` (of one team and key), as if they were made one
+   * after another in that order, in one atomic step: the first as many as the balance and the
+   * key's limit allow are granted, each a reservation of its own. Where a store has it, a batch
+   * job's pages reserve their credits together (work/job-credits.ts): one write for many.
+   */
+  reserveEach?(teamId: string, requests: readonly { requestId: string; deadline: number }[], key?: ReservingKey): Promise<ReserveResult[]>;
+  /**
    * Keeps a pending reservation's charge. `charged` says whether the charge stands: true when
    * this call committed it (or an earlier commit did), false when the reservation had already
    * been refunded (e.g. by `refundExpired` racing a slow request), in which case nothing is
