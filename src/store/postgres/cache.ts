@@ -93,8 +93,10 @@ export function cacheStore(query: Query, maxBytes: number, maxAgeMs: number): Du
     try {
       while (waiting.length > 0) {
         const batch = waiting.splice(0, MAX_TOGETHER);
-        // One row per key (ON CONFLICT cannot change a row twice in one statement): the last asked.
-        const rows = [...new Map(batch.map((w) => [w.key, w])).values()];
+        // One row per key (ON CONFLICT cannot change a row twice in one statement): the last
+        // asked. In key order, so that two nodes' statements lock the rows they share in the same
+        // order (in any order, each could hold a row the other waits for: a deadlock).
+        const rows = [...new Map(batch.map((w) => [w.key, w])).values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
         try {
           const at = Date.now();
           await query(SQL.setEach, [rows.map((w) => w.key), rows.map((w) => w.target), rows.map((w) => w.value), rows.map((w) => w.storedAt), rows.map(() => at), rows.map((w) => w.size)]);
