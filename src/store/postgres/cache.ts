@@ -6,6 +6,7 @@
 // (or once 10,000 are waiting), as on the embedded store.
 import type { CacheEntry, CachedEntry, CacheStore } from '../types.ts';
 import type { Query } from './pool.ts';
+import { WriteBatches } from '../write-batches.ts';
 
 const EVICT_TO = 0.9;
 const MAX_TOUCHED = 10_000;
@@ -13,15 +14,13 @@ const PRUNE_BATCH = 500;
 /** Entries in one statement of writes made together, at most. */
 const MAX_TOGETHER = 200;
 
-/** An entry waiting to be written with others. */
+/** An entry written with others. */
 interface Written {
   key: string;
   target: string;
   value: string;
   storedAt: number;
   size: number;
-  resolve: () => void;
-  reject: (error: unknown) => void;
 }
 
 const SQL = {
@@ -84,36 +83,16 @@ export function cacheStore(query: Query, maxBytes: number, maxAgeMs: number): Du
     return { bytes: Buffer.from(row.value as string), storedAt: row.stored_at as number, target: row.target as string };
   };
 
-  // The writes of batch jobs' pages: one asked while another is under way waits for it, and goes
-  // with every other one that came meanwhile in the next statement (one commit for many pages).
-  const waiting: Written[] = [];
-  let writing = false;
-  const writeTogether = async (): Promise<void> => {
-    writing = true;
-    try {
-      while (waiting.length > 0) {
-        const batch = waiting.splice(0, MAX_TOGETHER);
-        // One row per key (ON CONFLICT cannot change a row twice in one statement): the last
-        // asked. In key order, so that two nodes' statements lock the rows they share in the same
-        // order (in any order, each could hold a row the other waits for: a deadlock).
-        const rows = [...new Map(batch.map((w) => [w.key, w])).values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-        try {
-          const at = Date.now();
-          await query(SQL.setEach, [rows.map((w) => w.key), rows.map((w) => w.target), rows.map((w) => w.value), rows.map((w) => w.storedAt), rows.map(() => at), rows.map((w) => w.size)]);
-          for (const w of batch) w.resolve();
-        } catch (err) {
-          for (const w of batch) w.reject(err);
-        }
-      }
-    } finally {
-      writing = false;
-    }
-  };
-  const together = (entry: Omit<Written, 'resolve' | 'reject'>): Promise<void> =>
-    new Promise((resolve, reject) => {
-      waiting.push({ ...entry, resolve, reject });
-      if (!writing) void writeTogether();
-    });
+  // The writes of batch jobs' pages, many at once: together (store/write-batches.ts).
+  const together = new WriteBatches<Written, void>(async (_all, batch) => {
+    // One row per key (ON CONFLICT cannot change a row twice in one statement): the last asked.
+    // In key order, so that two nodes' statements lock the rows they share in the same order (in
+    // any order, each could hold a row the other waits for: a deadlock).
+    const rows = [...new Map(batch.map((w) => [w.key, w])).values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const at = Date.now();
+    await query(SQL.setEach, [rows.map((w) => w.key), rows.map((w) => w.target), rows.map((w) => w.value), rows.map((w) => w.storedAt), rows.map(() => at), rows.map((w) => w.size)]);
+    return batch.map(() => undefined);
+  }, MAX_TOGETHER);
 
   return {
     flush,
@@ -128,7 +107,7 @@ export function cacheStore(query: Query, maxBytes: number, maxAgeMs: number): Du
 
     async set(key: string, target: string, entry: CacheEntry, options?: { together?: boolean }): Promise<void> {
       const size = Buffer.byteLength(entry.value) + Buffer.byteLength(key) + Buffer.byteLength(target);
-      if (options?.together) return together({ key, target, value: entry.value, storedAt: Math.trunc(entry.storedAt), size });
+      if (options?.together) return together.add('', { key, target, value: entry.value, storedAt: Math.trunc(entry.storedAt), size });
       await query(SQL.set, [key, target, entry.value, Math.trunc(entry.storedAt), Date.now(), size]);
     },
 

@@ -8,6 +8,7 @@
 // longer store a page (each claim has a token of its own: node, carrier, attempt).
 import type pg from 'pg';
 import { decodeJobCursor, encodeJobCursor, ITEM_COLUMNS, JOB_COLUMNS, jobEventData, toItem, toJob } from '../job-rows.ts';
+import { WriteBatches } from '../write-batches.ts';
 import { newId } from '../rules.ts';
 import type { ClaimedItem, ItemRef, Job, JobItem, JobStore, NewJob } from '../types.ts';
 import type { Db } from './pool.ts';
@@ -121,7 +122,7 @@ const SQL = {
           DELETE FROM jobs j USING ended WHERE j.id = ended.id`,
 };
 
-/** A last page waiting for `saveLastPages`. */
+/** A last page stored by `saveLastPages`. */
 interface LastPage {
   item: ItemRef;
   token: string;
@@ -129,8 +130,6 @@ interface LastPage {
   data: string;
   reservationId: string | null;
   now: number;
-  resolve: (result: { saved: boolean; charged: boolean; ended: Job | null }) => void;
-  reject: (error: unknown) => void;
 }
 
 /** What this process's claim of an item is: its carrier, and the token that fences its writes. */
@@ -157,42 +156,25 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
     return held && held.owner === owner ? held.token : `${owner}/unclaimed`;
   };
 
-  // The last pages of each job's items waiting to be stored, while a statement storing others of
-  // the same job is under way: they go together in the next (bench:jobs: the job's row is locked
-  // until each commit, and items stored one by one queued on it and held the pool's connections).
-  const lastPages = new Map<string, LastPage[]>();
-  const savingJobs = new Set<string>();
-  const saveLastPages = async (jobId: string): Promise<void> => {
-    savingJobs.add(jobId);
-    try {
-      for (let batch = lastPages.get(jobId); batch; batch = lastPages.get(jobId)) {
-        lastPages.delete(jobId);
-        try {
-          const values = [batch.map((p) => p.item.index), batch.map((p) => p.token), batch.map((p) => p.reservationId), batch.map((p) => p.data), batch.map((p) => p.now)];
-          const rows = (await query(SQL.saveLastPages, [jobId, ...values, Math.max(...batch.map((p) => p.now)), newId('evt')])).rows as Row[];
-          const saved = new Map(rows.map((row) => [row.saved_idx as number, row]));
-          let ended = false;
-          for (const p of batch) {
-            const row = saved.get(p.item.index);
-            if (!row) {
-              p.resolve({ saved: false, charged: false, ended: null });
-              continue;
-            }
-            if (p.carrier) queue.completeSoon([p.carrier]);
-            const job = toJob(row);
-            // The job has ended with this batch: told to one of its items.
-            const endedHere: boolean = !ended && job.pending === 0;
-            ended ||= endedHere;
-            p.resolve({ saved: true, charged: row.charged === true, ended: endedHere ? job : null });
-          }
-        } catch (error) {
-          for (const p of batch) p.reject(error);
-        }
-      }
-    } finally {
-      savingJobs.delete(jobId);
-    }
-  };
+  // The last pages of each job's items, stored together (store/write-batches.ts): the job's row is
+  // locked until each commit, and items stored one by one queued on it and held the pool's
+  // connections (bench:jobs).
+  const lastPages = new WriteBatches<LastPage, { saved: boolean; charged: boolean; ended: Job | null }>(async (jobId, batch) => {
+    const values = [batch.map((p) => p.item.index), batch.map((p) => p.token), batch.map((p) => p.reservationId), batch.map((p) => p.data), batch.map((p) => p.now)];
+    const rows = (await query(SQL.saveLastPages, [jobId, ...values, Math.max(...batch.map((p) => p.now)), newId('evt')])).rows as Row[];
+    const saved = new Map(rows.map((row) => [row.saved_idx as number, row]));
+    let ended = false;
+    return batch.map((p) => {
+      const row = saved.get(p.item.index);
+      if (!row) return { saved: false, charged: false, ended: null };
+      if (p.carrier) queue.completeSoon([p.carrier]);
+      const job = toJob(row);
+      // The job has ended with this batch: told to one of its items.
+      const endedHere = !ended && job.pending === 0;
+      ended ||= endedHere;
+      return { saved: true, charged: row.charged === true, ended: endedHere ? job : null };
+    });
+  });
 
   /** One claim, in one transaction (see claimUpTo). */
   const claimOnce = async (owner: string, lockUntil: number, now: number, perTeam: number, max: number): Promise<ClaimedItem[]> => {
@@ -342,12 +324,7 @@ export function jobStore(db: Db, queue: ItemQueue): JobStore {
     },
 
     async saveLastPage(item, owner, data, reservationId, now) {
-      return new Promise((resolve, reject) => {
-        const waiting = lastPages.get(item.jobId) ?? [];
-        waiting.push({ item, token: tokenOf(item, owner), carrier: claims.get(item)?.carrier ?? null, data, reservationId, now: Math.trunc(now), resolve, reject });
-        lastPages.set(item.jobId, waiting);
-        if (!savingJobs.has(item.jobId)) void saveLastPages(item.jobId);
-      });
+      return lastPages.add(item.jobId, { item, token: tokenOf(item, owner), carrier: claims.get(item)?.carrier ?? null, data, reservationId, now: Math.trunc(now) });
     },
 
     async finish(item, owner, outcome, now) {
