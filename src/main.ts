@@ -10,7 +10,7 @@ import { openStores } from './store/open.ts';
 import { collectStartGarbage, listenFailure, stopOnSignals } from './lifecycle.ts';
 import type { Stores } from './store/types.ts';
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
+import { LogDestination } from './log-destination.ts';
 
 
 /** The upstream client for the configured origins, paced per node or, with Redis in `stores`, across nodes. */
@@ -25,27 +25,17 @@ export function upstreamClient(config: Config, stores?: Pick<Stores, 'pacer'>): 
 }
 
 /**
- * Where the service's log goes: standard output, a write(2) per 4 KiB of lines rather than per
- * line (pino's default), and whatever is gathered written out every 250 ms and when the process
- * exits. With a line per request, a cache hit takes 37.5 -> 35.2 µs of main-thread CPU with the
- * log going to a file (bench/compare.ts). pino's asynchronous destination costs more: each write
- * goes through the thread pool (16 µs of CPU for a write of one line, 1 µs a line at 50 lines a
- * write). Up to 250 ms of lines are lost if the process is killed (SIGKILL).
+ * Where the service's log goes: standard output (or `dest`), a write(2) per 4 KiB of lines rather
+ * than per line (pino's default), and whatever is gathered written out every 250 ms and when the
+ * process exits (log-destination.ts). With a line per request, a cache hit took 37.5 -> 35.2 µs
+ * of main-thread CPU with the log going to a file when lines were first gathered (bench/compare.ts).
+ * pino's asynchronous destination costs more: each write goes through the thread pool (16 µs of
+ * CPU for a write of one line, 1 µs a line at 50 lines a write). Up to 250 ms of lines are lost
+ * if the process is killed (SIGKILL).
  */
 export function logDestination(dest: number | string = 1): LogDestination {
-  const destination = pino.destination({ dest, sync: true, minLength: 4096, periodicFlush: 250 });
-  if (!flushingAtExit) {
-    flushingAtExit = true;
-    process.once('exit', () => unflushed.forEach((open) => open.flushSync()));
-  }
-  unflushed.add(destination);
-  destination.once('close', () => unflushed.delete(destination));
-  return destination;
+  return new LogDestination(dest);
 }
-type LogDestination = ReturnType<typeof pino.destination>;
-/** The destinations still open, written out by the one exit handler. */
-const unflushed = new Set<LogDestination>();
-let flushingAtExit = false;
 
 export interface Running {
   app: FastifyInstance;

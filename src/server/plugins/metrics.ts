@@ -1,9 +1,10 @@
-// What each request leaves behind: one log line and its Prometheus counts, from the state the
+// What each request leaves behind: one log line (access-line.ts) and its Prometheus counts, from the state the
 // routes fill in (endpoint, team, credits, cache). Serves /metrics on the app behind a bearer
 // token (METRICS_TOKEN), or open only when asked (the in-process tests); the service started
 // from its configuration serves it open on a loopback listener of its own (metricsListener).
 import Fastify, { type FastifyPluginCallback, type FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
+import { accessLine } from '../access-line.ts';
 import { ApiError } from '../errors.ts';
 import { hashKey, sameHash } from '../keys.ts';
 import { Metrics } from '../metrics.ts';
@@ -49,27 +50,25 @@ const metrics: FastifyPluginCallback<MetricsOptions> = (app, options, done) => {
     hookDone();
   });
 
+  const writeAccess = accessLine(app.log);
   app.addHook('onResponse', (request, reply, hookDone) => {
     hookDone();
     const { state } = request;
     const endpoint = state?.endpoint ?? null;
     if (endpoint) app.metrics.countRequest(endpoint, reply.statusCode, reply.elapsedTime / 1000);
-    // Through the app's logger, the request id written as the request's own logger would (that
-    // logger is made only when a request logs more: request-logger.ts).
-    app.log.info(
-      {
-        requestId: request.id,
-        team: state?.team ?? null,
-        endpoint,
-        method: request.method,
-        path: request.url.split('?')[0],
-        status: reply.statusCode,
-        credits: state?.outcome.creditsCharged ?? 0,
-        cached: state?.outcome.cached ?? false,
-        durationMs: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request',
-    );
+    // The app's logger's line, the request id in it as the request's own logger would write it
+    // (that logger is made only when a request logs more: request-logger.ts).
+    writeAccess({
+      requestId: request.id,
+      team: state?.team ?? null,
+      endpoint,
+      method: request.method,
+      path: request.url.split('?')[0] ?? '',
+      status: reply.statusCode,
+      credits: state?.outcome.creditsCharged ?? 0,
+      cached: state?.outcome.cached ?? false,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+    });
   });
 
   const tokenHash = options.metricsToken ? hashKey(options.metricsToken) : null;
