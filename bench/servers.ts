@@ -1,5 +1,6 @@
 // Child process of bench/cache-hit.ts: the full service (auth, rate limit, cache, envelope;
 // real SQLite store) and a bare Fastify route serving the same JSON body, on two ports.
+import '../src/gc-tuning.ts';
 import Fastify from 'fastify';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -3,6 +3,7 @@
 // printed and written to DATA_DIR/demo-key), copy-paste curl lines for the sandbox's catalogue,
 // a link that sets the demo dashboard user's password, and a webhook receiver on loopback
 // (webhooks.ts below) registered for the demo team, which prints each signed delivery it gets.
+import './gc-tuning.ts';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, PLATFORM_ORIGINS, UNPACED_ENV } from './config.ts';

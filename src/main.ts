@@ -1,4 +1,5 @@
 // `npm run serve`: the API alone, configured by the environment (see README).
+import './gc-tuning.ts';
 import { pathToFileURL } from 'node:url';
 import { loadConfig, PLATFORM_ORIGINS, UNPACED_ENV, type Config, type Platform } from './config.ts';
 import { UpstreamClient, type PlatformOrigin } from './upstream/client.ts';
