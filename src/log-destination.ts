@@ -41,7 +41,18 @@ export class LogDestination {
     return true;
   }
 
-  /** Writes out what is gathered (pino's `logger.flush()` and `final` call it too). */
+  /** pino's `logger.flush(cb)`: writes out what is gathered, then calls back. */
+  flush(cb: (err?: Error) => void = () => {}): void {
+    try {
+      this.flushSync();
+    } catch (err) {
+      cb(err as Error);
+      return;
+    }
+    cb();
+  }
+
+  /** Writes out what is gathered. */
   flushSync(): void {
     if (this.#lines.length === 0) return;
     const text = this.#lines.length === 1 ? (this.#lines[0] as string) : this.#lines.join('');

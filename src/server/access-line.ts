@@ -32,7 +32,16 @@ interface PinoParts {
   [pino.symbols.messageKeySym]: string;
   [pino.symbols.mixinSym]?: unknown;
   [pino.symbols.formattersSym]?: { log?: unknown };
+  [pino.symbols.hooksSym]?: { logMethod?: unknown };
+  [pino.symbols.serializersSym]?: Record<string, unknown>;
+  [pino.symbols.stringifiersSym]?: Record<string | symbol, unknown>;
+  [pino.symbols.nestedKeySym]?: string | null;
 }
+
+/** Exported by pino at run time, absent from its type declarations. */
+const MSG_PREFIX = (pino.symbols as unknown as { msgPrefixSym: symbol }).msgPrefixSym;
+
+const FIELDS: readonly (keyof AccessFields)[] = ['requestId', 'team', 'endpoint', 'method', 'path', 'status', 'credits', 'cached', 'durationMs'];
 
 const isPlainPino = (log: FastifyBaseLogger): log is FastifyBaseLogger & PinoParts => {
   const parts = log as unknown as Partial<PinoParts>;
@@ -42,13 +51,20 @@ const isPlainPino = (log: FastifyBaseLogger): log is FastifyBaseLogger & PinoPar
     typeof parts[pino.symbols.timeSym] === 'function' &&
     typeof parts[pino.symbols.lsCacheSym]?.[INFO] === 'string' &&
     parts[pino.symbols.mixinSym] === undefined &&
-    parts[pino.symbols.formattersSym]?.log === undefined
+    parts[pino.symbols.formattersSym]?.log === undefined &&
+    parts[pino.symbols.hooksSym]?.logMethod === undefined &&
+    !parts[pino.symbols.nestedKeySym] &&
+    !(parts as Record<symbol, unknown>)[MSG_PREFIX] &&
+    // Redaction (pino's stringifiers) or a serializer of one of the fields would change the line.
+    Reflect.ownKeys(parts[pino.symbols.stringifiersSym] ?? {}).length === 0 &&
+    !FIELDS.some((field) => parts[pino.symbols.serializersSym]?.[field] !== undefined)
   );
 };
 
 /**
  * The writer of access lines to `log`, at its level `info`. A logger that is not pino, or whose
- * lines pino would shape otherwise (a mixin, a log formatter), gets them through `log.info`.
+ * lines pino would shape otherwise (a mixin, a log formatter or hook, a nested key, a message
+ * prefix, redaction, a serializer of one of the fields), gets them through `log.info`.
  */
 export function accessLine(log: FastifyBaseLogger): (fields: AccessFields) => void {
   if (!isPlainPino(log)) return (fields) => log.info(fields, 'request');

@@ -61,8 +61,36 @@ test('nothing is written above level info, and the level is read at each line', 
   assert.equal(a.lines.length, 1);
 });
 
-test('a logger whose lines pino shapes otherwise (a mixin) gets them through log.info', () => {
+test('a logger whose lines pino shapes otherwise gets them through log.info, as pino writes them', () => {
+  const shaped: pino.LoggerOptions[] = [
+    { mixin: () => ({ node: 'n1' }) },
+    { redact: ['path'] },
+    { serializers: { team: (team: string) => `t:${team}` } },
+    { nestedKey: 'fields' },
+    { msgPrefix: '[api] ' },
+    { formatters: { log: (object: Record<string, unknown>) => ({ ...object, shaped: true }) } },
+    { hooks: { logMethod(args, method) { method.apply(this, [args[0], `hooked ${String(args[1])}`] as Parameters<typeof method>); } } },
+  ];
+  for (const options of shaped) {
+    const a = capture();
+    const b = capture();
+    const common = { level: 'info', timestamp: () => ',"time":1700000000000', ...options };
+    accessLine(pino(common, a.stream))(fields());
+    pino(common, b.stream).info(fields(), 'request');
+    assert.equal(a.lines[0], b.lines[0], JSON.stringify(Object.keys(options)));
+  }
+});
+
+test("Fastify's own serializers (req, res, err) leave the composed line in use", () => {
   const a = capture();
-  accessLine(pino({ level: 'info', mixin: () => ({ node: 'n1' }) }, a.stream))(fields());
-  assert.equal((JSON.parse(a.lines[0] as string) as { node: string }).node, 'n1');
+  const log = pino({ level: 'info', serializers: { req: () => 'r', res: () => 's', err: pino.stdSerializers.err } }, a.stream);
+  const info = log.info.bind(log);
+  let throughInfo = 0;
+  log.info = ((...args: Parameters<typeof info>) => {
+    throughInfo += 1;
+    info(...args);
+  }) as typeof log.info;
+  accessLine(log)(fields());
+  assert.equal(throughInfo, 0);
+  assert.equal(a.lines.length, 1);
 });

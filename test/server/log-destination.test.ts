@@ -44,6 +44,20 @@ test('many lines go out in a few writes, whole and in order', async () => {
   destination.end();
 });
 
+test("pino's logger.flush() writes out what is gathered, then calls back", async () => {
+  const file = join(dir, 'flush.log');
+  const destination = logDestination(file);
+  const log = pino({ level: 'info' }, destination);
+  log.info('gathered');
+  assert.equal(readFileSync(file, 'utf8'), '');
+  await new Promise<void>((resolve, reject) => log.flush((err) => (err ? reject(err) : resolve())));
+  assert.deepEqual(
+    lines(file).map((line) => line.msg),
+    ['gathered'],
+  );
+  destination.end();
+});
+
 for (const [how, code] of [
   ['process.exit()', 'process.exit(3)'],
   ['an uncaught exception', 'setImmediate(() => { throw new Error("boom") })'],
