@@ -43,24 +43,39 @@ const records: FastifyPluginCallback<RecordsOptions> = (app, { stores }, done) =
     waiting = waiting.slice(dropped);
     app.metrics.requestRecordsDropped.inc(dropped);
   };
+  /**
+   * Writes the records waiting now, not those that arrive meanwhile: writing until none waits
+   * would, under a steady stream of requests, commit a small batch per round trip to the store
+   * (20 rows every 4 ms at 12,000 requests a second), each commit emptying the store's memory
+   * of keys and cache entries; they wait for the next second's batch instead.
+   */
   const write = async (): Promise<void> => {
-    while (waiting.length > 0) {
-      const taken = waiting;
-      waiting = [];
-      for (let from = 0; from < taken.length; from += BATCH) {
-        try {
-          await stores.requests.append(taken.slice(from, from + BATCH));
-        } catch (error) {
-          // What was not written waits, ahead of what came meanwhile.
-          waiting = taken.slice(from).concat(waiting);
-          bound();
-          throw error;
-        }
+    const taken = waiting;
+    waiting = [];
+    for (let from = 0; from < taken.length; from += BATCH) {
+      try {
+        await stores.requests.append(taken.slice(from, from + BATCH));
+      } catch (error) {
+        // What was not written waits, ahead of what came meanwhile.
+        waiting = taken.slice(from).concat(waiting);
+        bound();
+        throw error;
       }
     }
   };
+  /** A flush asked during a write is one more write after it, shared by all who ask meanwhile. */
+  let following: Promise<void> | null = null;
   const flush = (): Promise<void> => {
-    writing ??= write().finally(() => {
+    if (writing) {
+      following ??= writing
+        .catch(() => undefined)
+        .then(() => {
+          following = null;
+          return flush();
+        });
+      return following;
+    }
+    writing = write().finally(() => {
       writing = null;
     });
     return writing;
@@ -94,7 +109,13 @@ const records: FastifyPluginCallback<RecordsOptions> = (app, { stores }, done) =
   });
   everyWhileOpen(app, FLUSH_MS, flush, 'writing request records');
   app.addHook('onClose', async () => {
-    await flush().catch((error: unknown) => app.log.error({ err: error, lost: waiting.length }, 'request records lost at close'));
+    try {
+      // Those of requests answered while the last batch was being written too.
+      do await flush();
+      while (waiting.length > 0);
+    } catch (error) {
+      app.log.error({ err: error, lost: waiting.length }, 'request records lost at close');
+    }
   });
   done();
 };
