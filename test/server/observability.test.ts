@@ -55,6 +55,9 @@ describe('GET /metrics', () => {
       ['api_credits_charged_total', 'counter'],
       ['api_credits_refunded_total', 'counter'],
       ['api_upstream_outcomes_total', 'counter'],
+      // The process's own, event loop delay included (sampled every 50 ms: metrics.ts).
+      ['process_cpu_seconds_total', 'counter'],
+      ['nodejs_eventloop_lag_p99_seconds', 'gauge'],
     ]) {
       assert.match(text, new RegExp(`^# HELP ${family} \\S`, 'm'), family);
       assert.match(text, new RegExp(`^# TYPE ${family} ${type}$`, 'm'), family);
