@@ -2,16 +2,22 @@
 // bare route serving the same bytes), measured alternately under the same load generator, with
 // the main thread's CPU time per request read from /proc (Linux): on a busy machine requests
 // per second swing with the neighbours' load, CPU time per request far less.
-// Usage: node bench/compare.ts [rounds] [seconds] <base checkout> <changed checkout>
-// (each checkout with its own node_modules).
+// Usage: node bench/compare.ts [--processes N] [rounds] [seconds] <base checkout> <changed checkout>
+// (each checkout with its own node_modules). With --processes, each checkout runs N server
+// processes, all measured in each round: the same code measured ±10–15% from one process to the
+// next on a virtualised machine, more than many of the changes this compares.
 import autocannon from 'autocannon';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { parseArgs } from 'node:util';
 
-const [, , roundsArg = '3', secondsArg = '4', ...trees] = process.argv;
+const { values, positionals } = parseArgs({ options: { processes: { type: 'string', default: '1' } }, allowPositionals: true });
+const [roundsArg = '3', secondsArg = '4', ...trees] = positionals;
+const processes = Number(values.processes);
+if (!Number.isInteger(processes) || processes < 1) throw new Error('--processes is a whole number, 1 or more');
 const rounds = Number(roundsArg);
 const seconds = Number(secondsArg);
 if (trees.length === 0) throw new Error('name the checkouts to compare');
@@ -31,11 +37,15 @@ const median = (numbers: number[]): number => {
   return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 };
 
-interface Checkout {
-  tree: string;
+interface Server {
   child: ChildProcessByStdio<null, Readable, null>;
   pid: number;
   target: { service: string; bare: string; key: string };
+}
+
+interface Checkout {
+  tree: string;
+  servers: Server[];
   bare: number[];
   service: number[];
   bareCpu: number[];
@@ -48,10 +58,14 @@ interface Checkout {
 
 const checkouts: Checkout[] = [];
 for (const tree of trees) {
-  const child = spawn(`${tree}/node_modules/.bin/node`, ['--disable-warning=ExperimentalWarning', `${tree}/bench/servers.ts`], { cwd: tree, stdio: ['ignore', 'pipe', 'inherit'] });
-  process.once('exit', () => child.kill('SIGTERM'));
-  const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
-  checkouts.push({ tree, child, pid: child.pid ?? 0, target: JSON.parse(line) as Checkout['target'], bare: [], service: [], bareCpu: [], serviceCpu: [], serviceProcessCpu: [], bareUserCpu: [], serviceUserCpu: [] });
+  const servers: Server[] = [];
+  for (let n = 0; n < processes; n += 1) {
+    const child = spawn(`${tree}/node_modules/.bin/node`, ['--disable-warning=ExperimentalWarning', `${tree}/bench/servers.ts`], { cwd: tree, stdio: ['ignore', 'pipe', 'inherit'] });
+    process.once('exit', () => child.kill('SIGTERM'));
+    const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+    servers.push({ child, pid: child.pid ?? 0, target: JSON.parse(line) as Server['target'] });
+  }
+  checkouts.push({ tree, servers, bare: [], service: [], bareCpu: [], serviceCpu: [], serviceProcessCpu: [], bareUserCpu: [], serviceUserCpu: [] });
 }
 
 /** Requests per second and CPU µs per request (main thread, whole process) of one measurement. */
@@ -71,33 +85,39 @@ async function measure(pid: number, url: string, headers: Record<string, string>
 }
 
 for (const c of checkouts) {
-  await measure(c.pid, c.target.bare, {});
-  await measure(c.pid, c.target.service, { 'x-api-key': c.target.key });
+  for (const { pid, target } of c.servers) {
+    await measure(pid, target.bare, {});
+    await measure(pid, target.service, { 'x-api-key': target.key });
+  }
 }
 for (let round = 0; round < rounds; round += 1) {
   // Alternated, in turns of the order too.
   for (const c of round % 2 ? [...checkouts].reverse() : checkouts) {
-    const bare = await measure(c.pid, c.target.bare, {});
-    const service = await measure(c.pid, c.target.service, { 'x-api-key': c.target.key });
-    c.bare.push(bare.rps);
-    c.service.push(service.rps);
-    c.bareCpu.push(bare.cpu);
-    c.serviceCpu.push(service.cpu);
-    c.serviceProcessCpu.push(service.processCpu);
-    c.bareUserCpu.push(bare.userCpu);
-    c.serviceUserCpu.push(service.userCpu);
-    console.log(
-      `${c.tree} round ${round + 1}: bare ${bare.rps.toFixed(0)} req/s (${bare.cpu.toFixed(1)} µs CPU each, ${bare.userCpu.toFixed(1)} user), ` +
-        `service ${service.rps.toFixed(0)} req/s (${service.cpu.toFixed(1)} µs CPU each, ${service.userCpu.toFixed(1)} user, ${service.processCpu.toFixed(1)} µs all threads)`,
-    );
+    for (const [n, { pid, target }] of c.servers.entries()) {
+      const bare = await measure(pid, target.bare, {});
+      const service = await measure(pid, target.service, { 'x-api-key': target.key });
+      c.bare.push(bare.rps);
+      c.service.push(service.rps);
+      c.bareCpu.push(bare.cpu);
+      c.serviceCpu.push(service.cpu);
+      c.serviceProcessCpu.push(service.processCpu);
+      c.bareUserCpu.push(bare.userCpu);
+      c.serviceUserCpu.push(service.userCpu);
+      console.log(
+        `${c.tree}${processes > 1 ? ` process ${n + 1}` : ''} round ${round + 1}: bare ${bare.rps.toFixed(0)} req/s (${bare.cpu.toFixed(1)} µs CPU each, ${bare.userCpu.toFixed(1)} user), ` +
+          `service ${service.rps.toFixed(0)} req/s (${service.cpu.toFixed(1)} µs CPU each, ${service.userCpu.toFixed(1)} user, ${service.processCpu.toFixed(1)} µs all threads)`,
+      );
+    }
   }
 }
 for (const c of checkouts) {
+  // The median of each process's measurements: how far apart the processes of one checkout are.
+  const byProcess = c.servers.map((_, n) => median(c.serviceCpu.filter((_, i) => i % processes === n)).toFixed(1));
   console.log(
     `median ${c.tree}: bare ${median(c.bare).toFixed(0)} req/s, service ${median(c.service).toFixed(0)} req/s, ratio ${(median(c.service) / median(c.bare)).toFixed(2)}x; ` +
-      `main-thread CPU per request: service ${median(c.serviceCpu).toFixed(1)} µs, bare ${median(c.bareCpu).toFixed(1)} µs, ratio ${(median(c.bareCpu) / median(c.serviceCpu)).toFixed(2)}x; ` +
+      `main-thread CPU per request: service ${median(c.serviceCpu).toFixed(1)} µs${processes > 1 ? ` (by process ${byProcess.join(' / ')})` : ''}, bare ${median(c.bareCpu).toFixed(1)} µs, ratio ${(median(c.bareCpu) / median(c.serviceCpu)).toFixed(2)}x; ` +
       `user space alone: service ${median(c.serviceUserCpu).toFixed(1)} µs, bare ${median(c.bareUserCpu).toFixed(1)} µs, ratio ${(median(c.bareUserCpu) / median(c.serviceUserCpu)).toFixed(2)}x; ` +
       `service, all threads: ${median(c.serviceProcessCpu).toFixed(1)} µs`,
   );
-  c.child.kill('SIGTERM');
+  for (const { child } of c.servers) child.kill('SIGTERM');
 }
