@@ -8,7 +8,7 @@
 // held its request's young ones (its HTTP request and response, their listeners, the socket's
 // write requests) through every young collection until the next full one: 2.1 KB promoted a
 // hit against 4 B for a bare Fastify route in the same process, and 2.2 µs of collection pauses
-// a hit. Without pretenuring: 80 B and 0.7 µs, and about 10% more cache hits a second (`npm run
+// a hit. Without pretenuring: 86 B and 0.8 µs, and about 10% more cache hits a second (`npm run
 // bench`; bench/servers.ts imports this module too). What the service keeps for long (cache
 // entries, keys, counters) is not allocated per request, so pretenuring bought it nothing.
 // The flag is read at each collection: set here, after V8 has started, it holds (measured).
