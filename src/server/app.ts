@@ -31,6 +31,7 @@ import { routesPlugin } from './plugins/routes.ts';
 import { WebhookDispatcher, type DispatcherSettings } from '../webhooks/dispatcher.ts';
 import { systemResolver, type GuardSettings, type Resolver } from '../webhooks/guard.ts';
 import { compileEndpoints, ScrapeService, type UpstreamBinder } from './scrape.ts';
+import { EdgeHits } from './edge-hits.ts';
 import { IdempotentRequests } from '../work/idempotency.ts';
 
 export interface AppOptions {
@@ -80,6 +81,8 @@ export interface AppOptions {
   monitors?: Partial<MonitorSettings>;
   /** Batch jobs (JOB_*); `backoffMs` and `pollMs` for tests. */
   jobs?: Partial<JobSettings> & { backoffMs?: number; pollMs?: number };
+  /** Whether plain cache hits are answered before Fastify (edge-hits.ts); on by default, off to compare the two paths in tests. */
+  edgeHits?: boolean;
 }
 
 declare module 'fastify' {
@@ -99,6 +102,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const now = options.now ?? Date.now;
   const { stores } = options;
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connections };
+  // Set once the routes are: the server takes requests only after that.
+  let edgeHits: EdgeHits | null = null;
   const app = Fastify({
     logger: options.logger ?? false,
     genReqId: newRequestId,
@@ -116,6 +121,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       limits,
       trustedProxies: options.trustProxy ?? [],
       onAnswer: (entry) => app.log.info(entry, entry.what),
+      first: (request, response, next) => (edgeHits ? edgeHits.serve(request, response, next) : next(request, response)),
     }),
     // Requests Node's HTTP parser refuses (headers or URL too large, malformed request line) or
     // that do not arrive in time still get the error envelope, unless an answer has begun.
@@ -240,6 +246,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     keyUseFlushMs: options.keyUseFlushMs ?? 5_000,
     door,
   });
+  if (options.edgeHits !== false) {
+    edgeHits = new EdgeHits({
+      byPath: runtimesByPath,
+      door,
+      cache: stores.cache,
+      metrics: app.metrics,
+      log: app.log,
+      addRecord: (record) => app.addRecord(record),
+      now,
+      closing: () => app.isClosing(),
+    });
+  }
   await app.register(mcpPlugin, { door, endpoints: options.endpoints, version: '1.0.0', now });
   await app.register(dashboardPlugin, {
     prefix: '/dashboard',

@@ -110,6 +110,8 @@ export interface EdgeOptions {
   trustedProxies: readonly string[];
   /** Told of every answer written outside Fastify's request cycle, for the log. */
   onAnswer: (entry: { requestId: string; status: number; address: string | undefined; what: string }) => void;
+  /** Sees each request first: answers it, or passes it on to `next` (Fastify's handler). */
+  first?: (request: IncomingMessage, response: ServerResponse, next: RequestListener) => void;
 }
 
 /**
@@ -145,7 +147,9 @@ export function edgeServerFactory(options: EdgeOptions): (handler: RequestListen
     return true;
   };
 
-  return (handler) => {
+  return (fastify) => {
+    const { first } = options;
+    const handler: RequestListener = first ? (request, response) => first(request, response, fastify) : fastify;
     // Node's HTTP server takes each connection through its 'connection' event; a refused one
     // never reaches the HTTP parser.
     const server = new (class extends Server {

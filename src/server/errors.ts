@@ -130,8 +130,11 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
  * browser takes a JSON body (which may echo a client's input) for HTML or script.
  */
 export function stampAnswer(reply: FastifyReply, requestId: string): FastifyReply {
-  return reply.header('x-request-id', requestId).header('x-content-type-options', 'nosniff');
+  return reply.headers(answerStamp(requestId));
 }
+
+/** The headers every answer carries, first. */
+export const answerStamp = (requestId: string) => ({ 'x-request-id': requestId, 'x-content-type-options': 'nosniff' }) as const;
 
 /** Answers with `error` in the envelope, its status and headers. */
 export function sendError(reply: FastifyReply, error: ApiError, requestId: string): FastifyReply {

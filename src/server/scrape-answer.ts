@@ -8,11 +8,11 @@ import { utcDay, type CachedEntry, type Stores } from '../store/types.ts';
 import { isUpstreamOutcome } from '../upstream/outcomes.ts';
 import type { Caller } from './plugins/auth.ts';
 import type { Outcome } from './plugins/metrics.ts';
-import { canonicalJson, CURSOR_LIFETIME_MS, type CursorSealer } from './cursors.ts';
+import { CURSOR_LIFETIME_MS, type CursorSealer } from './cursors.ts';
 import { ApiError, JSON_TYPE } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import type { ParsedQuery } from './query.ts';
-import { cursorBinding, type Cursor, type EndpointRuntime, type LiveScrapes, type ScrapeSettings, type Scraped } from './scrape-run.ts';
+import { cursorBinding, pageKey, type Cursor, type EndpointRuntime, type LiveScrapes, type ScrapeSettings, type Scraped } from './scrape-run.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -58,7 +58,7 @@ export class RequestAnswers {
   async answer(runtime: EndpointRuntime, caller: Caller, parsed: ParsedQuery, cursor: Cursor | null, request: FastifyRequest, reply: FastifyReply, outcome: Outcome): Promise<Buffer | null> {
     const { endpoint } = runtime;
     const { baseKey } = parsed;
-    const cacheKey = `${baseKey}|${cursor ? canonicalJson(cursor.position) : ''}`;
+    const cacheKey = pageKey(baseKey, cursor?.position ?? null);
     const now = this.#settings.now();
 
     // A test key never reads the cache.
@@ -68,7 +68,7 @@ export class RequestAnswers {
       this.#metrics.cacheLookups.inc({ endpoint: endpoint.id, result: hit ? 'hit' : 'miss' });
       if (hit) {
         outcome.cached = true;
-        return cachedBody(request, caller, entry);
+        return cachedBody(entry, request.id, caller.team.credits);
       }
     }
 
@@ -93,7 +93,7 @@ export class RequestAnswers {
       this.#metrics.staleServed.inc({ endpoint: endpoint.id });
       outcome.cached = true;
       outcome.creditsCharged = 0;
-      return cachedBody(request, caller, entry, { stale: true });
+      return cachedBody(entry, request.id, caller.team.credits, { stale: true });
     };
 
     const admission = this.#settings.breakers.admit(endpoint.platform);
@@ -231,11 +231,14 @@ const DATA_OPEN = Buffer.from('{"data":');
  */
 const cachedAts = new WeakMap<CachedEntry, string>();
 
-/** A cached result's answer, free; `stale` when it stands in for a failed live scrape. */
-function cachedBody(request: FastifyRequest, caller: Caller, entry: CachedEntry, extra: { stale?: true } = {}): Buffer {
+/**
+ * A cached result's answer to the request `requestId` of a team holding `creditsRemaining`,
+ * free; `stale` when it stands in for a failed live scrape.
+ */
+export function cachedBody(entry: CachedEntry, requestId: string, creditsRemaining: number, extra: { stale?: true } = {}): Buffer {
   let cachedAt = cachedAts.get(entry);
   if (cachedAt === undefined) cachedAts.set(entry, (cachedAt = new Date(entry.storedAt).toISOString()));
-  return envelope(entry.bytes, { requestId: request.id, creditsCharged: 0, creditsRemaining: caller.team.credits, cached: true, cachedAt, ...extra });
+  return envelope(entry.bytes, { requestId, creditsCharged: 0, creditsRemaining, cached: true, cachedAt, ...extra });
 }
 
 /**

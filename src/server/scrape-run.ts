@@ -11,7 +11,7 @@ import type { Stores } from '../store/types.ts';
 import { isUpstreamOutcome, UpstreamOutcome } from '../upstream/outcomes.ts';
 import type { Upstream, UpstreamResponse } from '../upstream/types.ts';
 import type { Breakers } from './breakers.ts';
-import type { CursorSealer } from './cursors.ts';
+import { canonicalJson, type CursorSealer } from './cursors.ts';
 import { ApiError, asApiError, UPSTREAM_BLOCKED_MESSAGE, type ErrorCode } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { QueryValidator, queryAjv } from './query.ts';
@@ -266,6 +266,9 @@ const scrapeFailures = {
  * What a cursor is bound to: its target and, for a test-mode key, test mode, whose positions are
  * the sandbox's. A cursor of one mode is refused to a key of the other.
  */
+/** The cache key of one page of a target: its query's `baseKey` and the upstream position (null: the first page). */
+export const pageKey = (baseKey: string, position: UpstreamPosition | null): string => `${baseKey}|${position ? canonicalJson(position) : ''}`;
+
 export const cursorBinding = (target: TargetParams, test: boolean): TargetParams => (test ? { ...target, '~mode': 'test' } : target);
 
 /** Puts the extractor's data in the schema's field order, with `paging` and `fetchedAt` (its cursor bound to `binding`). */

@@ -6,13 +6,13 @@ import type { TargetParams, UpstreamPosition } from '../endpoints/types.ts';
 import { utcDay, type Stores } from '../store/types.ts';
 import type { Caller } from './plugins/auth.ts';
 import type { Outcome } from './plugins/metrics.ts';
-import { canonicalJson, type CursorSealer } from './cursors.ts';
+import type { CursorSealer } from './cursors.ts';
 import { ApiError } from './errors.ts';
 import { JobCredits } from './job-credits.ts';
 import type { Metrics } from './metrics.ts';
 import type { ParsedQuery } from './query.ts';
 import { RequestAnswers } from './scrape-answer.ts';
-import { cursorBinding, LiveScrapes, type Cursor, type EndpointRuntime, type ScrapeSettings } from './scrape-run.ts';
+import { cursorBinding, LiveScrapes, pageKey, type Cursor, type EndpointRuntime, type ScrapeSettings } from './scrape-run.ts';
 
 export { sendOk } from './scrape-answer.ts';
 export { compileEndpoints, DRIFT_MAX_BYTES, DRIFT_PER_HOUR } from './scrape-run.ts';
@@ -121,7 +121,7 @@ export class ScrapeService {
    */
   async jobPage(runtime: EndpointRuntime, who: JobScraper, parsed: ParsedQuery, position: UpstreamPosition | null): Promise<JobPageResult> {
     const { endpoint } = runtime;
-    const cacheKey = `${parsed.baseKey}|${position ? canonicalJson(position) : ''}`;
+    const cacheKey = pageKey(parsed.baseKey, position);
     const now = this.#settings.now();
     if (parsed.cacheMaxAgeMs !== null && !who.test) {
       const entry = await this.#stores.cache.get(cacheKey);

@@ -132,6 +132,8 @@ export interface HarnessOptions {
   set?: 'embedded' | 'scale-out';
   /** Opens the stores instead (e.g. on backends a test starts and stops itself). */
   open?: () => Promise<Stores>;
+  /** Called with the app before it is ready (to add a hook, say). */
+  beforeReady?: (app: FastifyInstance) => void;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -157,6 +159,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     openMetrics: true,
     ...options.app,
   });
+  options.beforeReady?.(app);
   await app.ready();
 
   const newTeam = async (credits: number, rateLimit = 100) => {

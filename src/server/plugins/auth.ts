@@ -2,6 +2,7 @@
 // a valid key, or 401, with failing attempts limited per address; then the team's rolling rate
 // limit, with the x-ratelimit-* headers on every answer that passed it, or 429.
 import { randomBytes } from 'node:crypto';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { lookupGate, teamWindow } from '../../store/gate.ts';
@@ -48,11 +49,11 @@ export class KeyUseRecorder {
   }
 }
 
-/** The key the request presents: `x-api-key` or `Authorization: Bearer`; both must agree. */
-function presentedKey(request: FastifyRequest): { key: string | null; conflict: boolean } {
-  const header = request.headers['x-api-key'];
+/** The key a request presents: `x-api-key` or `Authorization: Bearer`; both must agree. */
+export function presentedKey(headers: IncomingHttpHeaders): { key: string | null; conflict: boolean } {
+  const header = headers['x-api-key'];
   const fromHeader = typeof header === 'string' && header.trim() !== '' ? header.trim() : null;
-  const authorization = request.headers.authorization;
+  const authorization = headers.authorization;
   let fromBearer: string | null = null;
   if (typeof authorization === 'string') {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
@@ -88,6 +89,8 @@ export class Door {
   /** The admissions handed to in-process requests, while those run. */
   readonly #handed = new Map<string, Admission>();
   #handedSeq = 0;
+  /** Admissions made before Fastify saw the request (edge-hits.ts), taken by its auth hook. */
+  readonly #early = new WeakMap<IncomingMessage, Admission>();
 
   /** `testMode`: whether test-mode keys are served (else they get 403). */
   constructor(stores: Stores, testMode = false) {
@@ -126,6 +129,24 @@ export class Door {
     return admission;
   }
 
+  /**
+   * The admission of a key presented in a request's headers, counted against its team's limit
+   * (the last use of the key noted); null for a key that is not an active one (nothing counted).
+   */
+  async admitKey(key: string, now: number): Promise<Admission | null> {
+    if (!looksLikeKey(key)) return null;
+    const hash = hashKey(key);
+    const admitted = await this.#gate.admit(hash, RATE_WINDOW_MS, now);
+    if (admitted === null || !sameHash(admitted.hash, hash)) return null;
+    this.keyUse.touch(admitted.key.id, now);
+    return admitted;
+  }
+
+  /** Hands the admission made for `raw` before Fastify saw it to the request's auth hook, which counts it no more. */
+  handOver(raw: IncomingMessage, admission: Admission): void {
+    this.#early.set(raw, admission);
+  }
+
   /** Sets the x-ratelimit-* headers of an admission; throws 403 (a test key, test mode off) or 429. */
   enforce(request: FastifyRequest, reply: FastifyReply, { team, key, decision }: Admission): void {
     request.state.team = team.id;
@@ -137,24 +158,24 @@ export class Door {
   }
 
   async #admission(request: FastifyRequest, now: number): Promise<Admission> {
-    const { key, conflict } = presentedKey(request);
-    let admitted: Admission | null = null;
-    let hash = '';
+    const early = this.#early.get(request.raw);
+    if (early) return early;
+    const { key, conflict } = presentedKey(request.headers);
     const handed = key === null ? this.#internal(request.headers[HANDED_ADMISSION]) : null;
     const asKey = key === null ? this.#internal(request.headers[INTERNAL_CALLER]) : null;
     if (handed !== null) {
       const admission = this.#handed.get(handed);
       if (admission) return admission;
     } else if (asKey !== null) {
-      hash = (await this.#stores.accounts.activeKeyHash(asKey)) ?? '';
-      if (hash !== '') admitted = await this.#gate.admit(hash, RATE_WINDOW_MS, now);
-    } else if (!conflict && key !== null && looksLikeKey(key)) {
-      hash = hashKey(key);
-      admitted = await this.#gate.admit(hash, RATE_WINDOW_MS, now);
-    }
-    if (admitted !== null && sameHash(admitted.hash, hash)) {
-      this.keyUse.touch(admitted.key.id, now);
-      return admitted;
+      const hash = (await this.#stores.accounts.activeKeyHash(asKey)) ?? '';
+      const admitted = hash === '' ? null : await this.#gate.admit(hash, RATE_WINDOW_MS, now);
+      if (admitted !== null && sameHash(admitted.hash, hash)) {
+        this.keyUse.touch(admitted.key.id, now);
+        return admitted;
+      }
+    } else if (!conflict && key !== null) {
+      const admitted = await this.admitKey(key, now);
+      if (admitted !== null) return admitted;
     }
     return refuse(request, this.#stores, now, key, conflict);
   }

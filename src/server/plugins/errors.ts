@@ -27,6 +27,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The methods a path takes (its routes', HEAD aside), sorted; null for a path no route has. */
     allowedMethods: (url: string) => string[] | null;
+    /** Whether the app has begun to close (new requests get 503). */
+    isClosing: () => boolean;
   }
 }
 
@@ -50,6 +52,7 @@ const errors: FastifyPluginCallback<ErrorsOptions> = (app, { bodiesUnder = [] },
     if (closing) request.raw.socket?.end();
     hookDone();
   });
+  app.decorate('isClosing', () => closing);
 
   // Unknown paths are 404; known paths with another method are 405 naming the methods they
   // take (GET, or the PATCH of an account setting).

@@ -6,10 +6,12 @@ import { ApiError } from '../errors.ts';
 
 export const RATE_WINDOW_MS = 60_000;
 
+/** The x-ratelimit-* headers of an admitted request, in the order they are sent. */
+export const rateHeaderValues = (decision: RateDecision) =>
+  ({ 'x-ratelimit-limit': decision.limit, 'x-ratelimit-remaining': decision.remaining, 'x-ratelimit-reset': decision.resetSeconds }) as const;
+
 export function rateHeaders(reply: FastifyReply, decision: RateDecision): void {
-  reply.header('x-ratelimit-limit', decision.limit);
-  reply.header('x-ratelimit-remaining', decision.remaining);
-  reply.header('x-ratelimit-reset', decision.resetSeconds);
+  reply.headers(rateHeaderValues(decision));
 }
 
 export const rateLimited = (decision: RateDecision, what: string) => {

@@ -1,0 +1,124 @@
+// Cache hits answered before Fastify sees the request. A plain cache hit (a GET of a scraping
+// endpoint with a live key, a valid query with `cache_max_age`, no cursor, no Idempotency-Key,
+// no body) is answered here from the same pieces as the route's: the door's admission (counted
+// against the team's limit), the endpoint's query validator, the cache, the envelope, the
+// headers, then its metrics, request record and access line. Every other request goes on to
+// Fastify, and so does a hit refused by the rate limit, with the admission made here
+// (Door.handOver): the route answers it, and nothing is looked up or counted twice.
+//
+// What it buys: Fastify's routing, request and reply objects, hooks, validation stage and async
+// handler cost a cache hit about a fifth of its CPU. Measured in one process alternating the
+// two paths (bench/cache-hit.ts's service, 50 connections, 6 rounds): 145.7 -> 115.8 µs of
+// main-thread CPU per hit, 6,675 -> 8,168 hits/s.
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'fast-querystring';
+import type { RequestRecord, Stores } from '../store/types.ts';
+import { accessLine } from './access-line.ts';
+import { answerStamp, JSON_TYPE } from './errors.ts';
+import { newRequestId } from './ids.ts';
+import { TEST_KEY_PREFIX } from './keys.ts';
+import type { Metrics } from './metrics.ts';
+import { presentedKey, type Door } from './plugins/auth.ts';
+import { rateHeaderValues } from './plugins/rate-limit.ts';
+import type { ParsedQuery } from './query.ts';
+import { cachedBody } from './scrape-answer.ts';
+import { pageKey, type EndpointRuntime } from './scrape-run.ts';
+import { IDEMPOTENCY_HEADER } from '../work/idempotency.ts';
+import type { FastifyBaseLogger } from 'fastify';
+
+export interface EdgeHitsOptions {
+  /** The scraping endpoints by path. */
+  byPath: ReadonlyMap<string, EndpointRuntime>;
+  door: Door;
+  cache: Stores['cache'];
+  metrics: Metrics;
+  /** The app's logger: the access line goes where the route's would. */
+  log: FastifyBaseLogger;
+  addRecord: (record: RequestRecord) => void;
+  now: () => number;
+  /** Whether the app has begun to close (its requests get the 503 of the errors plugin). */
+  closing: () => boolean;
+}
+
+/** A request this path may answer: its endpoint, query and key, read without counting anything. */
+interface Candidate {
+  runtime: EndpointRuntime;
+  path: string;
+  parsed: ParsedQuery & { cacheMaxAgeMs: number };
+  key: string;
+}
+
+export class EdgeHits {
+  readonly #options: EdgeHitsOptions;
+  readonly #writeAccess: ReturnType<typeof accessLine>;
+
+  constructor(options: EdgeHitsOptions) {
+    this.#options = options;
+    this.#writeAccess = accessLine(options.log);
+  }
+
+  /** Answers `request` when it is a plain cache hit, else passes it to `next`. */
+  readonly serve = (request: IncomingMessage, response: ServerResponse, next: RequestListener): void => {
+    const candidate = this.#candidate(request);
+    if (candidate === null) {
+      next(request, response);
+      return;
+    }
+    this.#answer(request, response, candidate).then(
+      (answered) => {
+        if (!answered) next(request, response);
+      },
+      // A store that fails here fails the route too, which answers with the error's envelope.
+      () => next(request, response),
+    );
+  };
+
+  #candidate(request: IncomingMessage): Candidate | null {
+    const { headers, url = '' } = request;
+    if (this.#options.closing() || request.method !== 'GET' || headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0')) return null;
+    if (headers[IDEMPOTENCY_HEADER] !== undefined) return null;
+    const mark = url.indexOf('?');
+    const path = mark < 0 ? url : url.slice(0, mark);
+    const runtime = this.#options.byPath.get(path);
+    if (runtime === undefined) return null;
+    const { key, conflict } = presentedKey(headers);
+    // Test keys never read the cache; the route answers a refused or malformed key.
+    if (key === null || conflict || key.startsWith(TEST_KEY_PREFIX)) return null;
+    // As Fastify's router parses it (find-my-way, with fast-querystring).
+    const checked = runtime.query.check(mark < 0 || mark === url.length - 1 ? {} : parseQuery(url.slice(mark + 1)));
+    if (!('value' in checked)) return null;
+    const parsed = checked.value;
+    if (parsed.cacheMaxAgeMs === null || parsed.token !== null) return null;
+    return { runtime, path, parsed: parsed as Candidate['parsed'], key };
+  }
+
+  async #answer(request: IncomingMessage, response: ServerResponse, { runtime, path, parsed, key }: Candidate): Promise<boolean> {
+    const { door, cache, metrics, now } = this.#options;
+    const started = performance.now();
+    const at = now();
+    const entry = await cache.get(pageKey(parsed.baseKey, null));
+    if (entry === null || at - entry.storedAt > parsed.cacheMaxAgeMs) return false;
+    const admission = await door.admitKey(key, at);
+    if (admission === null) return false;
+    const { team, key: record, decision } = admission;
+    // The route answers the 429, with the admission made here.
+    if (!decision.allowed) {
+      door.handOver(request, admission);
+      return false;
+    }
+    const endpoint = runtime.endpoint.id;
+    metrics.cacheLookups.inc({ endpoint, result: 'hit' });
+    const requestId = newRequestId();
+    const body = cachedBody(entry, requestId, team.credits);
+    response.writeHead(200, { ...answerStamp(requestId), ...rateHeaderValues(decision), 'content-type': JSON_TYPE, 'content-length': body.length });
+    response.end(body);
+    // As the errors plugin does: a connection answered once closing has begun is not kept.
+    if (this.#options.closing()) request.socket.end();
+    const elapsed = performance.now() - started;
+    const durationMs = Math.round(elapsed * 100) / 100;
+    metrics.countRequest(endpoint, 200, elapsed / 1000);
+    this.#options.addRecord({ requestId, at: Math.trunc(Date.now() - elapsed), teamId: team.id, keyId: record.id, endpoint: path, status: 200, errorCode: null, credits: 0, cached: true, durationMs });
+    this.#writeAccess({ requestId, team: team.id, endpoint, method: 'GET', path, status: 200, credits: 0, cached: true, durationMs });
+    return true;
+  }
+}
