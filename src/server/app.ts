@@ -251,6 +251,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       byPath: runtimesByPath,
       door,
       cache: stores.cache,
+      handOverLookup: (raw, key, entry) => scraper.handOverLookup(raw, key, entry),
       metrics: app.metrics,
       log: app.log,
       addRecord: (record) => app.addRecord(record),

@@ -3,8 +3,9 @@
 // no body) is answered here from the same pieces as the route's: the door's admission (counted
 // against the team's limit), the endpoint's query validator, the cache, the envelope, the
 // headers, then its metrics, request record and access line. Every other request goes on to
-// Fastify, and so does a hit refused by the rate limit, with the admission made here
-// (Door.handOver): the route answers it, and nothing is looked up or counted twice.
+// Fastify, and so do a miss, with the cache lookup made here (ScrapeService.handOverLookup),
+// and a hit refused by the rate limit, with the admission made here (Door.handOver): the route
+// answers them, and nothing is looked up or counted twice.
 //
 // What it buys: Fastify's routing, request and reply objects, hooks, validation stage and async
 // handler cost a cache hit about a fifth of its CPU. Measured in one process alternating the
@@ -12,7 +13,7 @@
 // main-thread CPU per hit, 6,675 -> 8,168 hits/s.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'fast-querystring';
-import type { RequestRecord, Stores } from '../store/types.ts';
+import type { CachedEntry, RequestRecord, Stores } from '../store/types.ts';
 import { accessLine } from './access-line.ts';
 import { answerStamp, JSON_TYPE } from './errors.ts';
 import { newRequestId } from './ids.ts';
@@ -31,6 +32,8 @@ export interface EdgeHitsOptions {
   byPath: ReadonlyMap<string, EndpointRuntime>;
   door: Door;
   cache: Stores['cache'];
+  /** Takes the cache lookup of a request left to the route (ScrapeService.handOverLookup). */
+  handOverLookup: (raw: IncomingMessage, key: string, entry: CachedEntry | null) => void;
   metrics: Metrics;
   /** The app's logger: the access line goes where the route's would. */
   log: FastifyBaseLogger;
@@ -96,8 +99,12 @@ export class EdgeHits {
     const { door, cache, metrics, now } = this.#options;
     const started = performance.now();
     const at = now();
-    const entry = await cache.get(pageKey(parsed.baseKey, null));
-    if (entry === null || at - entry.storedAt > parsed.cacheMaxAgeMs) return false;
+    const cacheKey = pageKey(parsed.baseKey, null);
+    const entry = await cache.get(cacheKey);
+    if (entry === null || at - entry.storedAt > parsed.cacheMaxAgeMs) {
+      this.#options.handOverLookup(request, cacheKey, entry);
+      return false;
+    }
     const admission = await door.admitKey(key, at);
     if (admission === null) return false;
     const { team, key: record, decision } = admission;

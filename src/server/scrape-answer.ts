@@ -3,6 +3,7 @@
 // given back; a cached result may stand in for a failed scrape (stale_if_error), and a test-mode
 // key's request scrapes the built-in sandbox. The 200 body is composed around the result's
 // already serialised bytes.
+import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { utcDay, type CachedEntry, type Stores } from '../store/types.ts';
 import { isUpstreamOutcome } from '../upstream/outcomes.ts';
@@ -30,6 +31,14 @@ export class RequestAnswers {
     this.#sealer = sealer;
     this.#metrics = metrics;
     this.#settings = settings;
+  }
+
+  /** Cache lookups made before Fastify saw the request (edge-hits.ts), by its raw request. */
+  readonly #lookedUp = new WeakMap<IncomingMessage, { key: string; entry: CachedEntry | null }>();
+
+  /** Hands the cache lookup made for `raw` before Fastify saw it (`entry` under `key`, null: none) to the request's answer, which reads the cache no more. */
+  handOverLookup(raw: IncomingMessage, key: string, entry: CachedEntry | null): void {
+    this.#lookedUp.set(raw, { key, entry });
   }
 
   /**
@@ -63,7 +72,8 @@ export class RequestAnswers {
 
     // A test key never reads the cache.
     if (parsed.cacheMaxAgeMs !== null && !caller.test) {
-      const entry = await this.#stores.cache.get(cacheKey);
+      const early = this.#lookedUp.get(request.raw);
+      const entry = early?.key === cacheKey ? early.entry : await this.#stores.cache.get(cacheKey);
       const hit = entry !== null && now - entry.storedAt <= parsed.cacheMaxAgeMs;
       this.#metrics.cacheLookups.inc({ endpoint: endpoint.id, result: hit ? 'hit' : 'miss' });
       if (hit) {

@@ -1,9 +1,10 @@
 // The service's scrapes, as the routes, batch jobs and monitors ask for them: an API request's
 // answer (scrape-answer.ts), a batch job's page and a monitor's run (here), each through the
 // same live scrape (scrape-run.ts): cache, circuit breaker, reserved credit, shared flights.
+import type { IncomingMessage } from 'node:http';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { TargetParams, UpstreamPosition } from '../endpoints/types.ts';
-import { utcDay, type Stores } from '../store/types.ts';
+import { utcDay, type CachedEntry, type Stores } from '../store/types.ts';
 import type { Caller } from './plugins/auth.ts';
 import type { Outcome } from './plugins/metrics.ts';
 import type { CursorSealer } from './cursors.ts';
@@ -59,6 +60,11 @@ export class ScrapeService {
    */
   cursorOf(runtime: EndpointRuntime, caller: Caller, parsed: ParsedQuery): Cursor | null {
     return this.#answers.cursorOf(runtime, caller, parsed);
+  }
+
+  /** Hands a cache lookup made before Fastify saw the request to its answer (edge-hits.ts). */
+  handOverLookup(raw: IncomingMessage, key: string, entry: CachedEntry | null): void {
+    this.#answers.handOverLookup(raw, key, entry);
   }
 
   /**

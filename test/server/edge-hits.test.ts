@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { byId, startHarness, type Harness } from '../api/harness.ts';
-import { urlOf } from '../api/support.ts';
+import { urlOf, variantQuery } from '../api/support.ts';
+import type { Stores } from '../../src/store/types.ts';
 import { generateKey } from '../../src/server/keys.ts';
 
 interface Answer {
@@ -47,6 +48,21 @@ const counting = (seen: { count: number }) => (app: FastifyInstance) =>
 /** A logger whose lines the test reads. */
 const capture = (lines: Record<string, unknown>[]) => ({ level: 'info', stream: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) } });
 
+/** Counts the cache's lookups (`get`) of the stores the app is given. */
+const countingLookups = (lookups: { count: number }) => (stores: Stores): Stores => ({
+  ...stores,
+  cache: new Proxy(stores.cache, {
+    get(cache, property) {
+      const value: unknown = Reflect.get(cache, property, cache);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (property === 'get') lookups.count++;
+        return (value as (...a: unknown[]) => unknown).apply(cache, args);
+      };
+    },
+  }),
+});
+
 const accessLines = (lines: Record<string, unknown>[], requestId: string) => lines.filter((line) => line.msg === 'request' && line.requestId === requestId);
 
 describe('cache hits answered before Fastify', () => {
@@ -55,12 +71,13 @@ describe('cache hits answered before Fastify', () => {
   let edge: Harness;
   let route: Harness;
   const edgeSeen = { count: 0 };
+  const edgeLookups = { count: 0 };
   const routeSeen = { count: 0 };
   const edgeLog: Record<string, unknown>[] = [];
   const routeLog: Record<string, unknown>[] = [];
 
   before(async () => {
-    edge = await startHarness({ app: { logger: capture(edgeLog) }, beforeReady: counting(edgeSeen) });
+    edge = await startHarness({ app: { logger: capture(edgeLog) }, beforeReady: counting(edgeSeen), wrapStores: countingLookups(edgeLookups) });
     route = await startHarness({ nodeOf: edge, app: { logger: capture(routeLog), edgeHits: false }, beforeReady: counting(routeSeen) });
     await edge.app.listen({ port: 0, host: '127.0.0.1' });
     await route.app.listen({ port: 0, host: '127.0.0.1' });
@@ -188,16 +205,23 @@ describe('cache hits answered before Fastify', () => {
       assert.equal(answer.status, status, `${what}: ${answer.body.slice(0, 200)}`);
       assert.equal(edgeSeen.count, seen + 1, `${what}: answered by the route`);
     }
-    // A cached entry older than the age asked for: the route scrapes live.
-    edge.clock.now += 2 * 24 * 60 * 60 * 1000;
-    try {
-      const seen = edgeSeen.count;
-      const stale = await get(edge.app, urlOf(endpoint, { cache_max_age: '1d' }), { 'x-api-key': edge.key });
-      assert.equal(stale.status, 200);
-      assert.equal((JSON.parse(stale.body) as { meta: { cached: boolean } }).meta.cached, false);
-      assert.equal(edgeSeen.count, seen + 1);
-    } finally {
-      edge.clock.now -= 2 * 24 * 60 * 60 * 1000;
+    // A miss, and a cached entry older than the age asked for: the route scrapes live, without
+    // reading the cache again.
+    const missing = urlOf(endpoint, { cache_max_age: '30d' }, variantQuery(endpoint, 'edge-miss'));
+    const old = urlOf(endpoint, { cache_max_age: '1d' });
+    for (const [what, path, later] of [['a miss', missing, 0], ['an entry too old', old, 2 * 24 * 60 * 60 * 1000]] as const) {
+      edge.clock.now += later;
+      try {
+        const seen = edgeSeen.count;
+        const lookups = edgeLookups.count;
+        const live = await get(edge.app, path, { 'x-api-key': edge.key });
+        assert.equal(live.status, 200, what);
+        assert.equal((JSON.parse(live.body) as { meta: { cached: boolean; creditsCharged: number } }).meta.creditsCharged, 1, what);
+        assert.equal(edgeSeen.count, seen + 1, `${what}: answered by the route`);
+        assert.equal(edgeLookups.count, lookups + 1, `${what}: the cache read once`);
+      } finally {
+        edge.clock.now -= later;
+      }
     }
   });
 
