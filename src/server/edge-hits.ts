@@ -62,7 +62,13 @@ export class EdgeHits {
 
   /** Answers `request` when it is a plain cache hit, else passes it to `next`. */
   readonly serve = (request: IncomingMessage, response: ServerResponse, next: RequestListener): void => {
-    const candidate = this.#candidate(request);
+    let candidate: Candidate | null;
+    try {
+      candidate = this.#candidate(request);
+    } catch {
+      // Whatever this path cannot read, the route answers (a 4xx, or its own error).
+      candidate = null;
+    }
     if (candidate === null) {
       next(request, response);
       return;
