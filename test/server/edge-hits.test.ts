@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { byId, startHarness, type Harness } from '../api/harness.ts';
-import { urlOf, variantQuery } from '../api/support.ts';
+import { failingStores, urlOf, variantQuery } from '../api/support.ts';
 import type { Stores } from '../../src/store/types.ts';
 import { generateKey } from '../../src/server/keys.ts';
 
@@ -222,6 +222,29 @@ describe('cache hits answered before Fastify', () => {
       } finally {
         edge.clock.now -= later;
       }
+    }
+  });
+
+  test('a store that fails under the edge path leaves the request to the route, which answers with the error’s envelope', async () => {
+    const failing = new Set<string>();
+    const seen = { count: 0 };
+    const h = await startHarness({ wrapStores: failingStores(failing), beforeReady: counting(seen) });
+    try {
+      await h.app.listen({ port: 0, host: '127.0.0.1' });
+      assert.equal((await h.get(HIT)).statusCode, 200);
+      for (const method of ['cache.get', 'accounts.findActiveKey']) {
+        failing.clear();
+        failing.add(method);
+        const before = seen.count;
+        const answer = await get(h.app, HIT, { 'x-api-key': h.key });
+        assert.equal(answer.status, 503, `${method}: ${answer.body.slice(0, 200)}`);
+        assert.equal((JSON.parse(answer.body) as { error: { code: string } }).error.code, 'SERVICE_UNAVAILABLE');
+        assert.equal(seen.count, before + 1, `${method}: answered by the route`);
+      }
+      failing.clear();
+      assert.equal((await get(h.app, HIT, { 'x-api-key': h.key })).status, 200);
+    } finally {
+      await h.close();
     }
   });
 
