@@ -12,6 +12,16 @@
 // one process, one with this path and one without, alternated (bench/servers.ts's service, 50
 // connections, 6 rounds of 3 s): 138.8 -> 113.6 µs of main-thread CPU a hit, 7,028 -> 8,343
 // hits a second.
+//
+// The hits answered in one turn of the event loop are written together as it ends
+// (setImmediate), not each as soon as it is ready. They leave in one burst, so the client is
+// woken once for all of them rather than once each (on a virtualised machine, waking an idle
+// core is an exit to the hypervisor, charged to the writer: `perf` showed 13 µs a hit of it
+// against 3 µs for a bare route), and the client's next requests come back together, so that
+// the costs each turn has whatever it carries (the poll, the embedded store's check of its data
+// version) are shared by more of them. No answer waits longer than the turn that made it. Same
+// measurement, written at once -> at the turn's end: 131.5 -> 81.5 µs of main-thread CPU a hit,
+// 7,287 -> 11,004 hits a second, latency p50 6 -> 3 ms and p99 15.5 -> 12.5 ms.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'fast-querystring';
 import type { CachedEntry, RequestRecord, Stores } from '../store/types.ts';
@@ -78,11 +88,8 @@ export class EdgeHits {
       (answered) => {
         if (!answered) next(request, response);
       },
-      (error: unknown) => {
-        // A store that fails here fails the route too, which answers with the error's envelope.
-        if (!response.headersSent) next(request, response);
-        else this.#options.log.error({ err: error }, 'after a cache hit was answered');
-      },
+      // A store that fails here fails the route too, which answers with the error's envelope.
+      () => next(request, response),
     );
   };
 
@@ -127,15 +134,37 @@ export class EdgeHits {
     metrics.cacheLookups.inc({ endpoint, result: 'hit' });
     const requestId = newRequestId();
     const body = cachedBody(entry, requestId, team.credits);
-    response.writeHead(200, { ...answerStamp(requestId), ...rateHeaderValues(decision), 'content-type': JSON_TYPE, 'content-length': body.length });
-    response.end(body);
-    // As the errors plugin does: a connection answered once closing has begun is not kept.
-    if (this.#options.closing()) request.socket.end();
-    const elapsed = performance.now() - started;
-    const durationMs = Math.round(elapsed * 100) / 100;
-    metrics.countRequest(endpoint, 200, elapsed / 1000);
-    this.#options.addRecord({ requestId, at: Math.trunc(Date.now() - elapsed), teamId: team.id, keyId: record.id, endpoint: path, status: 200, errorCode: null, credits: 0, cached: true, durationMs });
-    this.#writeAccess({ requestId, team: team.id, endpoint, method: 'GET', path, status: 200, credits: 0, cached: true, durationMs });
+    this.#atTurnEnd(() => {
+      response.writeHead(200, { ...answerStamp(requestId), ...rateHeaderValues(decision), 'content-type': JSON_TYPE, 'content-length': body.length });
+      response.end(body);
+      // As the errors plugin does: a connection answered once closing has begun is not kept.
+      if (this.#options.closing()) request.socket.end();
+      const elapsed = performance.now() - started;
+      const durationMs = Math.round(elapsed * 100) / 100;
+      metrics.countRequest(endpoint, 200, elapsed / 1000);
+      this.#options.addRecord({ requestId, at: Math.trunc(Date.now() - elapsed), teamId: team.id, keyId: record.id, endpoint: path, status: 200, errorCode: null, credits: 0, cached: true, durationMs });
+      this.#writeAccess({ requestId, team: team.id, endpoint, method: 'GET', path, status: 200, credits: 0, cached: true, durationMs });
+    });
     return true;
   }
+
+  /** The answers of this turn of the event loop, written when it ends. */
+  #ready: (() => void)[] = [];
+
+  #atTurnEnd(write: () => void): void {
+    if (this.#ready.length === 0) setImmediate(this.#writeReady);
+    this.#ready.push(write);
+  }
+
+  readonly #writeReady = (): void => {
+    const ready = this.#ready;
+    this.#ready = [];
+    for (const write of ready) {
+      try {
+        write();
+      } catch (error) {
+        this.#options.log.error({ err: error }, 'a cache hit could not be written');
+      }
+    }
+  };
 }

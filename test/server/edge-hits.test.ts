@@ -163,6 +163,28 @@ describe('cache hits answered before Fastify', () => {
     assert.ok(routeCounts.requests >= 1 && routeCounts.hits >= 1);
   });
 
+  test('hits answered in one turn of the event loop are written together, each once, with its own id, record and line', async () => {
+    const seen = edgeSeen.count;
+    const answers = await Promise.all(Array.from({ length: 30 }, () => get(edge.app, HIT, { 'x-api-key': edge.key })));
+    assert.equal(edgeSeen.count, seen);
+    const ids = answers.map((answer) => {
+      assert.equal(answer.status, 200);
+      const id = header(answer, 'x-request-id') ?? '';
+      assert.equal((JSON.parse(answer.body) as { meta: { requestId: string } }).meta.requestId, id);
+      return id;
+    });
+    assert.equal(new Set(ids).size, 30);
+    // Each its own count of the limit: 30 consecutive values of remaining.
+    const remaining = answers.map((answer) => Number(header(answer, 'x-ratelimit-remaining'))).sort((a, b) => a - b);
+    assert.equal(remaining.at(-1)! - remaining[0]!, 29);
+    await edge.app.writeRecords();
+    const { records } = await edge.stores.requests.list({ teamId: edge.team.id, limit: 1000 });
+    for (const id of ids) {
+      assert.equal(records.filter((record) => record.requestId === id).length, 1, `one record of ${id}`);
+      assert.equal(accessLines(edgeLog, id).length, 1, `one access line of ${id}`);
+    }
+  });
+
   test('the rate limit counts a hit once; the hit it refuses is answered by the route with the same count', async () => {
     const limited = await edge.newTeam(10, 2);
     const seen = edgeSeen.count;
