@@ -3,11 +3,11 @@
 // left to the route. Two apps over the same stores, one with the edge path and one without.
 import assert from 'node:assert/strict';
 import { Agent, request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { byId, startHarness, type Harness } from '../api/harness.ts';
-import { failingStores, urlOf, variantQuery } from '../api/support.ts';
+import { failingStores, until, urlOf, variantQuery } from '../api/support.ts';
 import type { Stores } from '../../src/store/types.ts';
 import { generateKey } from '../../src/server/keys.ts';
 
@@ -183,6 +183,39 @@ describe('cache hits answered before Fastify', () => {
       assert.equal(records.filter((record) => record.requestId === id).length, 1, `one record of ${id}`);
       assert.equal(accessLines(edgeLog, id).length, 1, `one access line of ${id}`);
     }
+  });
+
+  test('pipelined requests on one connection are answered in order, hits written at the turn’s end among the route’s answers', async () => {
+    const { port } = edge.app.server.address() as AddressInfo;
+    const socket = connect(port, '127.0.0.1');
+    const ask = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\nx-api-key: ${edge.key}\r\n\r\n`;
+    let received = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    // A hit, a 422 from the route, a hit, the route's account endpoint, a hit.
+    socket.write(ask(HIT) + ask(`${HIT}&unknown=1`) + ask(HIT) + ask('/v1/account') + ask(HIT));
+    /** The answers received so far, read by their content-length. */
+    const answers = () => {
+      const found: { status: string; body: string }[] = [];
+      let rest = received;
+      for (;;) {
+        const headEnd = rest.indexOf('\r\n\r\n');
+        if (headEnd < 0) return found;
+        const head = rest.subarray(0, headEnd).toString('latin1');
+        const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? Number.NaN);
+        const body = rest.subarray(headEnd + 4, headEnd + 4 + length);
+        if (body.length < length) return found;
+        found.push({ status: head.slice(9, 12), body: body.toString('utf8') });
+        rest = rest.subarray(headEnd + 4 + length);
+      }
+    };
+    const answered = await until(() => answers().length === 5, 5000);
+    socket.destroy();
+    assert.ok(answered, `${answers().length} answers: ${answers().map(({ status }) => status).join(" ")}`);
+    const kinds = answers().map(({ status, body }) => {
+      const parsed = JSON.parse(body) as { data?: unknown; meta?: { cached?: boolean }; error?: unknown };
+      return `${status} ${parsed.error ? 'error' : parsed.meta?.cached === true ? 'hit' : 'other'}`;
+    });
+    assert.deepEqual(kinds, ['200 hit', '422 error', '200 hit', '200 other', '200 hit']);
   });
 
   test('the rate limit counts a hit once; the hit it refuses is answered by the route with the same count', async () => {
