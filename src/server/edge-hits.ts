@@ -105,7 +105,10 @@ export class EdgeHits {
     // Test keys never read the cache; the route answers a refused or malformed key.
     if (key === null || conflict || key.startsWith(TEST_KEY_PREFIX)) return null;
     // As Fastify's router parses it (find-my-way, with fast-querystring).
-    const checked = runtime.query.check(mark < 0 || mark === url.length - 1 ? {} : parseQuery(url.slice(mark + 1)));
+    const query = mark < 0 || mark === url.length - 1 ? {} : (parseQuery(url.slice(mark + 1)) as Record<string, unknown>);
+    // Without it the cache is not read: a live scrape's query is checked by its route alone.
+    if (query.cache_max_age === undefined) return null;
+    const checked = runtime.query.check(query);
     if (!('value' in checked)) return null;
     const parsed = checked.value;
     if (parsed.cacheMaxAgeMs === null || parsed.token !== null) return null;
