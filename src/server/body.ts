@@ -1,9 +1,14 @@
 // JSON request bodies: validated whole against their declaration's schema, every problem listed
 // in `details` with its JSON path (`requests[12].params.username`); nothing is done on a 422.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import type { TObject } from 'typebox';
 import type { ValidationDetail } from '../endpoints/types.ts';
 import { ApiError } from './errors.ts';
+
+/** Whether a request announces a body (chunked, or a length other than 0). */
+export const announcesBody = (headers: IncomingHttpHeaders): boolean =>
+  headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 
 /** `/requests/12/params/username` → `requests[12].params.username`. */
 export function jsonPath(pointer: string, child?: string): string {

@@ -26,6 +26,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import { parse as parseQuery } from 'fast-querystring';
 import type { CachedEntry, RequestRecord, Stores } from '../store/types.ts';
 import { accessLine } from './access-line.ts';
+import { announcesBody } from './body.ts';
 import { answerStamp, JSON_TYPE } from './errors.ts';
 import { newRequestId } from './ids.ts';
 import { TEST_KEY_PREFIX } from './keys.ts';
@@ -95,8 +96,7 @@ export class EdgeHits {
 
   #candidate(request: IncomingMessage): Candidate | null {
     const { headers, url = '' } = request;
-    if (this.#options.closing() || request.method !== 'GET' || headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0')) return null;
-    if (headers[IDEMPOTENCY_HEADER] !== undefined) return null;
+    if (this.#options.closing() || request.method !== 'GET' || announcesBody(headers) || headers[IDEMPOTENCY_HEADER] !== undefined) return null;
     const mark = url.indexOf('?');
     const path = mark < 0 ? url : url.slice(0, mark);
     const runtime = this.#options.byPath.get(path);

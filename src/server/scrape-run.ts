@@ -262,13 +262,13 @@ const scrapeFailures = {
   rebuild: (failure: { code: ErrorCode; message: string; headers: Record<string, string> }) => new ApiError(failure.code, failure.message, { headers: failure.headers }),
 };
 
+/** The cache key of one page of a target: its query's `baseKey` and the upstream position (null: the first page). */
+export const pageKey = (baseKey: string, position: UpstreamPosition | null): string => `${baseKey}|${position ? canonicalJson(position) : ''}`;
+
 /**
  * What a cursor is bound to: its target and, for a test-mode key, test mode, whose positions are
  * the sandbox's. A cursor of one mode is refused to a key of the other.
  */
-/** The cache key of one page of a target: its query's `baseKey` and the upstream position (null: the first page). */
-export const pageKey = (baseKey: string, position: UpstreamPosition | null): string => `${baseKey}|${position ? canonicalJson(position) : ''}`;
-
 export const cursorBinding = (target: TargetParams, test: boolean): TargetParams => (test ? { ...target, '~mode': 'test' } : target);
 
 /** Puts the extractor's data in the schema's field order, with `paging` and `fetchedAt` (its cursor bound to `binding`). */

@@ -3,6 +3,7 @@
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { StoreUnavailableError } from '../../store/types.ts';
+import { announcesBody } from '../body.ts';
 import { ApiError, asApiError, sendError, stampAnswer } from '../errors.ts';
 
 function toApiError(error: unknown, request: FastifyRequest): ApiError {
@@ -99,10 +100,10 @@ const errors: FastifyPluginCallback<ErrorsOptions> = (app, { bodiesUnder = [] },
       return;
     }
     const { headers } = request;
-    const announcesBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+    const withBody = announcesBody(headers);
     // Most requests: a GET without a body passes whatever its route (routeOptions is an object
     // built anew at each read, not needed for them).
-    if (request.method === 'GET' && !announcesBody) {
+    if (request.method === 'GET' && !withBody) {
       hookDone();
       return;
     }
@@ -115,7 +116,7 @@ const errors: FastifyPluginCallback<ErrorsOptions> = (app, { bodiesUnder = [] },
     }
     // No other route reads a body: a request that announces one is answered without reading it
     // and its connection closed, so that a body sent slowly (or never) holds nothing.
-    if (announcesBody) reply.header('connection', 'close');
+    if (withBody) reply.header('connection', 'close');
     // Every other route is GET: any other method is 405 or 404 here, before Fastify would read
     // (and refuse, as 400) a body it does not need.
     if (request.method !== 'GET') {
