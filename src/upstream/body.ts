@@ -1,5 +1,6 @@
 // Reading an upstream answer's body for the client (client.ts): decoded, capped in size while
 // streaming, and counted against the memory budget for upstream bodies as it is buffered.
+import { isAscii, isUtf8, transcode } from 'node:buffer';
 import { pipeline, Readable, type Transform } from 'node:stream';
 import type { MemoryBudget, MemoryLease } from './memory.ts';
 import { UpstreamOutcome } from './outcomes.ts';
@@ -149,5 +150,19 @@ export async function readBody(
     charge.lease.give(taken - size);
     charge.bytes -= taken - size;
   }
-  return (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)).toString('utf8');
+  return utf8Text(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+}
+
+/**
+ * The body as text, as `toString('utf8')` makes it. V8 decodes UTF-8 that holds any non-ASCII
+ * character one character at a time; ICU's converter behind `transcode` makes the same UTF-16
+ * 3 to 7 times faster: 35 -> 9 µs for a 9 KB linkpage-a page with two accented letters (3% of
+ * a live scrape's CPU in `npm run bench:live`), 1.2 -> 0.5 ms for the largest snapmsg page,
+ * 143 -> 20 µs for a shopfront page (sandbox pages, this function against `toString`). It
+ * throws on invalid UTF-8, which `toString` decodes with replacement characters: that, and
+ * ASCII (which V8 copies in one pass), are left to `toString`.
+ */
+export function utf8Text(bytes: Buffer): string {
+  if (isAscii(bytes) || !isUtf8(bytes)) return bytes.toString('utf8');
+  return transcode(bytes, 'utf8', 'utf16le').toString('utf16le');
 }
