@@ -3,9 +3,10 @@
 // no body) is answered here from the same pieces as the route's: the door's admission (counted
 // against the team's limit), the endpoint's query validator, the cache, the envelope, the
 // headers, then its metrics, request record and access line. Every other request goes on to
-// Fastify, and so do a miss, with the cache lookup made here (ScrapeService.handOverLookup),
-// and a hit refused by the rate limit, with the admission made here (Door.handOver): the route
-// answers them, and nothing is looked up or counted twice.
+// Fastify, and so do a request the rate limit refuses and a miss, with the admission made here
+// (Door.handOver) and, for a miss, the cache lookup (ScrapeService.handOverLookup): the route
+// answers them, and nothing is looked up or counted twice. As on the route, the key comes before
+// the cache: a request whose key is refused never reads it.
 //
 // What it buys: Fastify's routing, request and reply objects, hooks, validation stage and async
 // handler cost a cache hit about a fifth of its CPU. Measured with two apps over one store in
@@ -66,6 +67,8 @@ interface Candidate {
 export class EdgeHits {
   readonly #options: EdgeHitsOptions;
   readonly #writeAccess: ReturnType<typeof accessLine>;
+  /** The answers of this turn of the event loop, written when it ends. */
+  #ready: (() => void)[] = [];
 
   constructor(options: EdgeHitsOptions) {
     this.#options = options;
@@ -119,18 +122,23 @@ export class EdgeHits {
     const { door, cache, metrics, now } = this.#options;
     const started = performance.now();
     const at = now();
-    const cacheKey = pageKey(parsed.baseKey, null);
-    const entry = await cache.get(cacheKey);
-    if (entry === null || at - entry.storedAt > parsed.cacheMaxAgeMs) {
-      this.#options.handOverLookup(request, cacheKey, entry);
-      return false;
-    }
+    // The key first, as on the route: a request it refuses never reaches the cache.
     const admission = await door.admitKey(key, at);
     if (admission === null) return false;
     const { team, key: record, decision } = admission;
-    // The route answers the 429, with the admission made here.
+    // From here, the route answers with the admission made here (a 429, a miss, a failing store).
     if (!decision.allowed) {
       door.handOver(request, admission);
+      return false;
+    }
+    const cacheKey = pageKey(parsed.baseKey, null);
+    const entry = await cache.get(cacheKey).catch((error: unknown) => {
+      door.handOver(request, admission);
+      throw error;
+    });
+    if (entry === null || at - entry.storedAt > parsed.cacheMaxAgeMs) {
+      door.handOver(request, admission);
+      this.#options.handOverLookup(request, cacheKey, entry);
       return false;
     }
     const endpoint = runtime.endpoint.id;
@@ -150,9 +158,6 @@ export class EdgeHits {
     });
     return true;
   }
-
-  /** The answers of this turn of the event loop, written when it ends. */
-  #ready: (() => void)[] = [];
 
   #atTurnEnd(write: () => void): void {
     if (this.#ready.length === 0) setImmediate(this.#writeReady);

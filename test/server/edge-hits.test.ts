@@ -226,9 +226,11 @@ describe('cache hits answered before Fastify', () => {
     assert.deepEqual([first.status, second.status], [200, 200]);
     assert.deepEqual([header(first, 'x-ratelimit-remaining'), header(second, 'x-ratelimit-remaining')], ['1', '0']);
     assert.equal(edgeSeen.count, seen);
+    const lookups = edgeLookups.count;
     const refused = await get(edge.app, HIT, { 'x-api-key': limited.key });
     assert.equal(refused.status, 429);
     assert.equal(edgeSeen.count, seen + 1, 'the 429 is the route’s');
+    assert.equal(edgeLookups.count, lookups, 'a refused hit does not read the cache');
     assert.equal((JSON.parse(refused.body) as { error: { code: string } }).error.code, 'RATE_LIMITED');
     assert.equal(header(refused, 'x-ratelimit-remaining'), '0');
     assert.match(header(refused, 'retry-after') ?? '', /^[1-9]\d*$/);
@@ -256,9 +258,12 @@ describe('cache hits answered before Fastify', () => {
     ];
     for (const [what, path, headers, status, body] of cases) {
       const seen = edgeSeen.count;
+      const lookups = edgeLookups.count;
       const answer = await get(edge.app, path, headers, body === undefined ? {} : { body });
       assert.equal(answer.status, status, `${what}: ${answer.body.slice(0, 200)}`);
       assert.equal(edgeSeen.count, seen + 1, `${what}: answered by the route`);
+      // As on the route, a request whose key is refused never reaches the cache.
+      if (status === 401 || status === 403) assert.equal(edgeLookups.count, lookups, `${what}: the cache not read`);
     }
     // A miss, and a cached entry older than the age asked for: the route scrapes live, without
     // reading the cache again.
@@ -287,14 +292,19 @@ describe('cache hits answered before Fastify', () => {
     try {
       await h.app.listen({ port: 0, host: '127.0.0.1' });
       assert.equal((await h.get(HIT)).statusCode, 200);
+      const remaining = async () => Number(header(await get(h.app, HIT, { 'x-api-key': h.key }), 'x-ratelimit-remaining'));
       for (const method of ['cache.get', 'accounts.findActiveKey']) {
         failing.clear();
+        const left = await remaining();
         failing.add(method);
         const before = seen.count;
         const answer = await get(h.app, HIT, { 'x-api-key': h.key });
         assert.equal(answer.status, 503, `${method}: ${answer.body.slice(0, 200)}`);
         assert.equal((JSON.parse(answer.body) as { error: { code: string } }).error.code, 'SERVICE_UNAVAILABLE');
         assert.equal(seen.count, before + 1, `${method}: answered by the route`);
+        failing.clear();
+        // The request that failed counted once against the limit, whichever path admitted it.
+        if (method === 'cache.get') assert.equal(await remaining(), left - 2, `${method}: counted once`);
       }
       failing.clear();
       assert.equal((await get(h.app, HIT, { 'x-api-key': h.key })).status, 200);
