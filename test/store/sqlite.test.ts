@@ -96,6 +96,28 @@ describe('sqlite specifics', () => {
     await again.close();
   });
 
+  test("a reservation writes two indexes of its table, and a team's pending count reads only those in flight", async () => {
+    const path = freshPath();
+    const s = openSqliteStores({ path });
+    const team = await s.accounts.createTeam({ name: 't', credits: 5, rateLimit: 1 });
+    const held = await s.ledger.reserve(team.id, 1, 'req_a', Date.now() + 60_000);
+    const settled = await s.ledger.reserve(team.id, 1, 'req_b', Date.now() + 60_000);
+    assert.ok(held.ok && settled.ok);
+    await s.ledger.commit(settled.reservationId);
+    const raw = new DatabaseSync(path, { readOnly: true });
+    try {
+      const indexes = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'reservations' ORDER BY name").all().map((r) => r.name);
+      // The primary key's, the pending ones' (for expiry and counts), the settled ones' (for pruning).
+      assert.deepEqual(indexes, ['reservations_pending', 'reservations_settled', 'sqlite_autoindex_reservations_1']);
+      const plan = raw.prepare("EXPLAIN QUERY PLAN SELECT count(*) AS n FROM reservations WHERE team_id = ? AND state = 'pending'").all().map((r) => r.detail);
+      assert.deepEqual(plan, ['SCAN reservations USING INDEX reservations_pending']);
+    } finally {
+      raw.close();
+    }
+    assert.equal((await s.ledger.usage(team.id))?.pending, 1);
+    await s.close();
+  });
+
   test('migrating a v5 database keeps one outstanding link per user, the latest to expire', async () => {
     const path = freshPath();
     const raw = new DatabaseSync(path);
@@ -175,6 +197,37 @@ describe('sqlite specifics', () => {
 
   // Another process's commit is seen by every call made in a later turn of the event loop
   // (a request that follows a CLI command always arrives in a later turn).
+  test('a cached value is text in the table and comes back from it byte for byte', async () => {
+    const path = freshPath();
+    const values = ['{"bio":"café • 東京 😀","q":"\\"\\u0000\\\\"}', '', '{"a":1}'];
+    const a = openSqliteStores({ path });
+    // Stored from its bytes (as a live result is) and from its text alone.
+    await a.cache.set('with-bytes', 't', { value: values[0] as string, bytes: Buffer.from(values[0] as string), storedAt: 1 });
+    await a.cache.set('empty', 't', { value: values[1] as string, storedAt: 2 });
+    await a.cache.set('text-only', 't', { value: values[2] as string, storedAt: 3 });
+    await a.close();
+    const raw = new DatabaseSync(path, { readOnly: true });
+    try {
+      const rows = raw.prepare('SELECT key, typeof(value) AS type, value FROM cache ORDER BY stored_at').all();
+      assert.deepEqual(
+        rows.map((row) => ({ ...row })),
+        [
+          { key: 'with-bytes', type: 'text', value: values[0] },
+          { key: 'empty', type: 'text', value: '' },
+          { key: 'text-only', type: 'text', value: values[2] },
+        ],
+      );
+    } finally {
+      raw.close();
+    }
+    // A new store has nothing in memory: each value is read from the table.
+    const b = openSqliteStores({ path });
+    assert.deepEqual(await b.cache.get('with-bytes'), cachedEntry(values[0] as string, 1));
+    assert.deepEqual(await b.cache.get('empty'), cachedEntry('', 2));
+    assert.deepEqual(await b.cache.get('text-only'), cachedEntry(values[2] as string, 3));
+    await b.close();
+  });
+
   test('two connections to one file see each other’s changes at once', async () => {
     const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
     const path = freshPath();

@@ -27,6 +27,7 @@ const LEDGER_SQL = {
               coalesce(sum(CASE WHEN reason = 'refund' THEN amount END), 0) AS refunded,
               coalesce(sum(CASE WHEN reason = 'topup' THEN amount END), 0) AS topped_up
          FROM ledger WHERE team_id = ?`,
+  // Through reservations_pending: it holds only the reservations in flight (schema v15).
   pendingCount: "SELECT count(*) AS n FROM reservations WHERE team_id = ? AND state = 'pending'",
   insertReservation: "INSERT INTO reservations (id, team_id, request_id, amount, deadline, state, created_at, key_id, day) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
   getReservation: 'SELECT id, team_id, request_id, amount, state, key_id, day FROM reservations WHERE id = ?',

@@ -1,7 +1,7 @@
 // The embedded store's schema: one migration per version, applied in order under the write lock
 // (connection.ts). A new version appends a migration; a released one is never edited.
 
-export const SCHEMA_VERSION = 14;
+export const SCHEMA_VERSION = 15;
 
 export const MIGRATIONS: readonly string[] = [
   // v1
@@ -400,5 +400,12 @@ export const MIGRATIONS: readonly string[] = [
   // (ledger.ts, pruneReservations); this index finds them without reading the whole table.
   `
   CREATE INDEX reservations_settled ON reservations (deadline) WHERE state <> 'pending';
+  `,
+  // v15: a team's pending reservations are counted through reservations_pending, which holds
+  // only the reservations in flight. Their index by team was written at each reservation and
+  // again at its settlement, on every live scrape, for a count that only usage reads
+  // (`bench:live-steps`' store: a reservation and its settlement 54 -> 49 µs).
+  `
+  DROP INDEX reservations_team_pending;
   `,
 ];
