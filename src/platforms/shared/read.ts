@@ -47,10 +47,31 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 const INDEX = /^[0-9]+$/;
 const stepOf = (step: string): string | number => (INDEX.test(step) ? Number(step) : step);
 
+/**
+ * The steps of each string path met so far. A mapping names the same few hundred literal paths
+ * on every page, and reads each about a hundred times a page: splitting them once saves the
+ * split, the index test and an array per read. Bounded, in case a path is ever built at run time.
+ */
+const knownSteps = new Map<string, readonly (string | number)[]>();
+const KNOWN_STEPS_MAX = 4096;
+
 function stepsOf(path: Path): readonly (string | number)[] {
   if (typeof path !== 'string') return path;
-  if (path === '') return [];
-  return path.includes('.') ? path.split('.').map(stepOf) : [stepOf(path)];
+  let steps = knownSteps.get(path);
+  if (steps === undefined) {
+    steps = path === '' ? [] : path.split('.').map(stepOf);
+    if (knownSteps.size < KNOWN_STEPS_MAX) knownSteps.set(path, steps);
+  }
+  return steps;
+}
+
+/** The value `steps` below `value` (own properties only); undefined when they lead nowhere. */
+function valueAt(value: unknown, steps: readonly (string | number)[]): unknown {
+  for (const step of steps) {
+    if (typeof step === 'number') value = Array.isArray(value) ? value[step] : isObject(value) && Object.hasOwn(value, step) ? value[step] : undefined;
+    else value = isObject(value) && Object.hasOwn(value, step) ? value[step] : undefined;
+  }
+  return value;
 }
 
 /** `where` followed by one step: `a.b`, `a[2]`. */
@@ -94,42 +115,40 @@ export class Node {
   /** The node at `path` below this one; its value is undefined when the path leads nowhere. */
   at(path: Path): Node {
     const steps = stepsOf(path);
-    let value: unknown = this.value;
-    for (const step of steps) {
-      if (typeof step === 'number') value = Array.isArray(value) ? value[step] : isObject(value) && Object.hasOwn(value, step) ? value[step] : undefined;
-      else value = isObject(value) && Object.hasOwn(value, step) ? value[step] : undefined;
-    }
-    return steps.length === 0 ? this : new Node(value, steps, this);
+    return steps.length === 0 ? this : new Node(valueAt(this.value, steps), steps, this);
   }
+
+  // The reads of one value (has, get, orNull, orEmpty, holdsObject) make no node: a node is made
+  // only to name the path in an error.
 
   /** True when `path` holds a value other than JSON null. */
   has(path: Path): boolean {
-    const { value } = this.at(path);
+    const value = valueAt(this.value, stepsOf(path));
     return value !== undefined && value !== null;
   }
 
   /** A required value: absent or of the wrong kind ⇒ unrecognised. */
   get<T>(path: Path, convert: Converter<T>): T {
-    const found = this.at(path);
-    if (isAbsent(found.value, convert)) throw found.#wrong(convert.expected);
-    return found.#convert(convert);
+    const value = valueAt(this.value, stepsOf(path));
+    if (isAbsent(value, convert)) throw this.at(path).#wrong(convert.expected);
+    return this.#convert(path, value, convert);
   }
 
   /** The value, or null when absent. */
   orNull<T>(path: Path, convert: Converter<T>): T | null {
-    const found = this.at(path);
-    return isAbsent(found.value, convert) ? null : found.#convert(convert);
+    const value = valueAt(this.value, stepsOf(path));
+    return isAbsent(value, convert) ? null : this.#convert(path, value, convert);
   }
 
   /** The value, or the converter's empty default (`""`, `0`, `false`, `[]`) when absent. */
   orEmpty<T>(path: Path, convert: Converter<T> & { readonly empty: T }): T {
-    const found = this.at(path);
-    return isAbsent(found.value, convert) ? convert.empty : found.#convert(convert);
+    const value = valueAt(this.value, stepsOf(path));
+    return isAbsent(value, convert) ? convert.empty : this.#convert(path, value, convert);
   }
 
   /** True when `path` holds a JSON object (not null, not an array). */
   holdsObject(path: Path): boolean {
-    return isObject(this.at(path).value);
+    return isObject(valueAt(this.value, stepsOf(path)));
   }
 
   /** A required JSON object. */
@@ -171,9 +190,10 @@ export class Node {
     return new UnrecognisedData(this.path === '' ? '(root)' : this.path, problem);
   }
 
-  #convert<T>(convert: Converter<T>): T {
-    const converted = convert.from(this.value);
-    if (converted === undefined) throw this.#wrong(convert.expected);
+  /** `value`, found at `path` below this node, converted. */
+  #convert<T>(path: Path, value: unknown, convert: Converter<T>): T {
+    const converted = convert.from(value);
+    if (converted === undefined) throw this.at(path).#wrong(convert.expected);
     return converted;
   }
 
