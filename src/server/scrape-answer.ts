@@ -144,7 +144,7 @@ export class RequestAnswers {
     const deadline = now + this.#settings.requestBudgetMs;
     const job = { runtime, requestId: request.id, target: parsed.params, targetKey: parsed.targetKey, cacheKey, position: cursor?.position ?? null, deadline, log: request.log, test: true };
     const scraped = await this.#scrapes.shared(`test|${cacheKey}`, deadline, () => this.#scrapes.scrape(job));
-    return envelope(scraped.bytes ?? Buffer.from(scraped.json), { requestId: request.id, creditsCharged: 0, creditsRemaining: caller.team.credits, cached: false, test: true });
+    return envelope(scraped.bytes, { requestId: request.id, creditsCharged: 0, creditsRemaining: caller.team.credits, cached: false, test: true });
   }
 
   /** The live scrape of a request: reserve its credit, scrape (shared with identical ones), keep the charge or refund it. */
@@ -211,7 +211,7 @@ export class RequestAnswers {
       // served, but nothing is charged and the response says so.
       request.log.warn({ reservationId: reservation.reservationId }, 'reservation refunded as abandoned before its commit; served without charge');
     }
-    return envelope(scraped.bytes ?? Buffer.from(scraped.json), {
+    return envelope(scraped.bytes, {
       requestId: request.id,
       creditsCharged: outcome.creditsCharged,
       creditsRemaining: settled.balance,

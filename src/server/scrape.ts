@@ -13,7 +13,7 @@ import { JobCredits } from './job-credits.ts';
 import type { Metrics } from './metrics.ts';
 import type { ParsedQuery } from './query.ts';
 import { RequestAnswers } from './scrape-answer.ts';
-import { cursorBinding, LiveScrapes, pageKey, type Cursor, type EndpointRuntime, type ScrapeSettings } from './scrape-run.ts';
+import { cursorBinding, LiveScrapes, pageKey, scrapedJson, type Cursor, type EndpointRuntime, type ScrapeSettings } from './scrape-run.ts';
 
 export { sendOk } from './scrape-answer.ts';
 export { compileEndpoints, DRIFT_MAX_BYTES, DRIFT_PER_HOUR } from './scrape-run.ts';
@@ -141,7 +141,7 @@ export class ScrapeService {
     const job = { runtime, requestId: who.requestId, target: parsed.params, targetKey: parsed.targetKey, cacheKey, position, deadline, log: who.log, together: true };
     if (who.test) {
       const scraped = await this.#scrapes.shared(`test|${cacheKey}`, deadline, () => this.#scrapes.scrape({ ...job, test: true }));
-      return { data: scraped.json, cached: false, reservationId: null };
+      return { data: scrapedJson(scraped), cached: false, reservationId: null };
     }
     const admission = this.#settings.breakers.admit(endpoint.platform);
     if (!admission.ok) {
@@ -162,7 +162,7 @@ export class ScrapeService {
       }
       try {
         const scraped = await this.#scrapes.shared(cacheKey, deadline, () => this.#scrapes.scrape(job));
-        return { data: scraped.json, cached: false, reservationId: reservation.reservationId };
+        return { data: scrapedJson(scraped), cached: false, reservationId: reservation.reservationId };
       } catch (error) {
         await this.#scrapes.refund(reservation.reservationId, 'failed');
         throw error;

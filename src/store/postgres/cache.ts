@@ -4,7 +4,7 @@
 // served by another, and a result stored by one node is a hit on all of them. Reads do not
 // write: their access times are gathered in memory and written in one statement by `prune`
 // (or once 10,000 are waiting), as on the embedded store.
-import type { CacheEntry, CachedEntry, CacheStore } from '../types.ts';
+import { entryText, type CacheEntry, type CachedEntry, type CacheStore } from '../types.ts';
 import type { Query } from './pool.ts';
 import { WriteBatches } from '../write-batches.ts';
 
@@ -106,9 +106,10 @@ export function cacheStore(query: Query, maxBytes: number, maxAgeMs: number): Du
     touch,
 
     async set(key: string, target: string, entry: CacheEntry, options?: { together?: boolean }): Promise<void> {
-      const size = Buffer.byteLength(entry.value) + Buffer.byteLength(key) + Buffer.byteLength(target);
-      if (options?.together) return together.add('', { key, target, value: entry.value, storedAt: Math.trunc(entry.storedAt), size });
-      await query(SQL.set, [key, target, entry.value, Math.trunc(entry.storedAt), Date.now(), size]);
+      const value = entryText(entry);
+      const size = (entry.bytes?.length ?? Buffer.byteLength(value)) + Buffer.byteLength(key) + Buffer.byteLength(target);
+      if (options?.together) return together.add('', { key, target, value, storedAt: Math.trunc(entry.storedAt), size });
+      await query(SQL.set, [key, target, value, Math.trunc(entry.storedAt), Date.now(), size]);
     },
 
     async deleteTarget(target: string): Promise<void> {

@@ -15,7 +15,7 @@
 // later.
 import type { Redis } from 'ioredis';
 import type { DurableCache } from '../postgres/cache.ts';
-import type { CacheEntry, CachedEntry, CacheStore } from '../types.ts';
+import { entryBytes, type CacheEntry, type CachedEntry, type CacheStore } from '../types.ts';
 import type { RedisConnection } from './client.ts';
 
 /** How long a deleted target's mark keeps older entries of it out of Redis. */
@@ -133,7 +133,7 @@ export class TieredCache implements CacheStore {
 
   async set(key: string, target: string, entry: CacheEntry, options?: { together?: boolean }): Promise<void> {
     await this.#durable.set(key, target, entry, options);
-    await this.#keep(key, target, entry.storedAt, Buffer.from(entry.value));
+    await this.#keep(key, target, entry.storedAt, entryBytes(entry));
   }
 
   async deleteTarget(target: string): Promise<void> {

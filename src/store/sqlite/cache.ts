@@ -7,7 +7,7 @@
 //   the table and encodes the value, 0.35x.
 // Results are written in the connection's group commit, with the ledger writes of the same
 // turn (`Connection.txGrouped`); `set` resolves once the result is in the table.
-import { StoreUnavailableError, type CacheEntry, type CachedEntry, type CacheStore } from '../types.ts';
+import { entryBytes, StoreUnavailableError, type CacheEntry, type CachedEntry, type CacheStore } from '../types.ts';
 import type { Background } from './checkpointer.ts';
 import { prepare, type Connection } from './connection.ts';
 
@@ -120,7 +120,7 @@ export function cacheStore(c: Connection, background: Background, maxBytes: numb
 
     async set(key: string, target: string, entry: CacheEntry): Promise<void> {
       if (c.closed) throw new StoreUnavailableError('SQLite store is closed');
-      const bytes = entry.bytes ?? Buffer.from(entry.value);
+      const bytes = entryBytes(entry);
       const size = bytes.length + Buffer.byteLength(key) + Buffer.byteLength(target);
       const stored = { bytes, storedAt: Math.trunc(entry.storedAt) };
       try {

@@ -1,13 +1,17 @@
 // The result cache: extracted answers kept by the request that produced them.
 
-export interface CacheEntry {
-  /** Serialised `data` object. */
-  value: string;
-  /** `value` as UTF-8, when the caller has it: a store that keeps bytes takes these rather than encoding `value` again. */
-  bytes?: Buffer;
-  /** Epoch ms of the live scrape that produced it. */
-  storedAt: number;
-}
+/**
+ * A result to keep: the serialised `data` object as text (`value`), as UTF-8 (`bytes`), or both.
+ * A store takes the form it keeps, and makes the other only when it is not given (entryText,
+ * entryBytes): a live scrape hands over its bytes alone.
+ */
+export type CacheEntry = { value: string; bytes?: Buffer; storedAt: number } | { value?: undefined; bytes: Buffer; storedAt: number };
+
+/** The entry's `data` as text. */
+export const entryText = (entry: CacheEntry): string => (entry.value !== undefined ? entry.value : entry.bytes.toString('utf8'));
+
+/** The entry's `data` as UTF-8. */
+export const entryBytes = (entry: CacheEntry): Buffer => entry.bytes ?? Buffer.from(entry.value as string);
 
 /**
  * An entry as the cache hands it out: the serialised `data` as UTF-8 bytes, ready to be sent.
