@@ -154,8 +154,9 @@ export class LiveScrapes {
    * Fetches and extracts, then keeps the result. The cache is written once the extraction's
    * frames are done: whatever a scrape still references while the store writes (the pages, the
    * extracted objects, the result's text) survives a young collection and is promoted, to be
-   * freed only by a full one. Holding them across that write promoted 14-15 KB a scrape under
-   * `bench:live`'s load; without, 7.5-8 KB (`--trace-gc-nvp`, alternated).
+   * freed only by a full one. Under `bench:live`'s load, 12.8 and 13.3 KB a scrape were promoted
+   * when the write came from inside those frames, 6.4 and 6.7 KB now (`node --trace-gc-nvp`,
+   * alternated; README, "Tests and benchmarks").
    */
   async scrape(job: ScrapeJob): Promise<Scraped> {
     const scraped = await this.#fetchAndExtract(job);
