@@ -716,6 +716,19 @@ export function storeBehaviour(name: string, open: OpenStores, { clockedClaims =
         await s.cache.deleteTarget('target-none');
       });
 
+      it("takes an entry as its UTF-8 bytes alone (a live scrape's) and hands back the same", async (s) => {
+        const k = uid('key');
+        const storedAt = Date.now() - 5_000;
+        const value = JSON.stringify({ name: 'Zoë ✓ 東京 🎉', quote: 'a "b" \\ c', n: 1 });
+        await s.cache.set(k, 'target-bytes', { bytes: Buffer.from(value), storedAt });
+        assert.deepEqual(await s.cache.get(k), cachedEntry(value, storedAt));
+        // Overwritten from bytes again, then dropped with its target like any entry.
+        await s.cache.set(k, 'target-bytes', { bytes: Buffer.from('{"n":2}'), storedAt: storedAt + 1 });
+        assert.deepEqual(await s.cache.get(k), cachedEntry('{"n":2}', storedAt + 1));
+        await s.cache.deleteTarget('target-bytes');
+        assert.equal(await s.cache.get(k), null);
+      });
+
       it(
         'prune drops entries older than the maximum age',
         async (s) => {

@@ -1,5 +1,6 @@
 // Cache entries written together on PostgreSQL (CacheStore.set's `together`, a batch job's pages):
-// each call resolves once its entry is stored, and a key written twice in one batch keeps the last.
+// each call resolves once its entry is stored, and a key written twice in one batch keeps the last;
+// an entry handed over as bytes alone is kept as its text.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { openPostgresStores, type PostgresStores } from '../../src/store/postgres/index.ts';
@@ -30,4 +31,12 @@ test('entries written together are each stored when their call resolves', async 
   }
   await s.cache.deleteTarget('t5');
   assert.equal(await s.cache.get('k5'), null);
+});
+
+test("an entry given as its UTF-8 bytes alone (a live scrape's) is stored as its text, alone or together", async () => {
+  const value = JSON.stringify({ name: 'Zoë ✓ 東京 🎉', quote: 'a "b" \\ c' });
+  await s.cache.set('bytes-alone', 't-bytes', { bytes: Buffer.from(value), storedAt: 2_000 });
+  await s.cache.set('bytes-together', 't-bytes', { bytes: Buffer.from(value), storedAt: 2_001 }, { together: true });
+  assert.deepEqual(await s.cache.get('bytes-alone'), { bytes: Buffer.from(value), storedAt: 2_000 });
+  assert.deepEqual(await s.cache.get('bytes-together'), { bytes: Buffer.from(value), storedAt: 2_001 });
 });
