@@ -7,7 +7,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { endpoints } from '../../src/endpoints/index.ts';
 import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
 import { byId, defaultScript, fixtureResult, startHarness, type Harness } from './harness.ts';
-import { expectError, ledgerState, sleep, success, until, urlOf, variantQuery, type Response } from './support.ts';
+import { expectError, flightShares, ledgerState, sleep, success, until, urlOf, variantQuery, type Response } from './support.ts';
 
 const count = (responses: Response[], status: number) => responses.filter((response) => response.statusCode === status).length;
 
@@ -206,8 +206,10 @@ describe('single-flight: identical live scrapes in flight share one upstream fet
   test('a shared scrape that fails fails every caller, and every caller is refunded', async () => {
     const endpoint = byId('linkpage-b.page');
     const team = await h.newTeam(100, 1000);
+    const shares = await flightShares(h);
+    // Fails once all ten hold their credit and the nine others have joined the first's scrape.
     h.script = async (e) => {
-      await until(async () => (await h.stores.ledger.usage(team.team.id))?.pending === 10, 3000);
+      await until(async () => (await h.stores.ledger.usage(team.team.id))?.pending === 10 && (await flightShares(h)) === shares + 9, 3000);
       throw new UpstreamOutcome('blocked', e.platform, 'captcha');
     };
     const calls = h.calls.length;
@@ -221,9 +223,11 @@ describe('single-flight: identical live scrapes in flight share one upstream fet
   test('scrapes of different switches are not shared', async () => {
     const endpoint = byId('socialnet.profile');
     const team = await h.newTeam(100, 1000);
-    // Every scrape waits until all three requests hold their credit: they are in flight together.
+    // Every scrape waits until all three requests hold their credit and the one that can share
+    // has joined: they are in flight together.
+    const shares = await flightShares(h);
     h.script = async (e) => {
-      await until(async () => (await h.stores.ledger.usage(team.team.id))?.pending === 3, 3000);
+      await until(async () => (await h.stores.ledger.usage(team.team.id))?.pending === 3 && (await flightShares(h)) === shares + 1, 3000);
       return fixtureResult(e);
     };
     const calls = h.calls.length;

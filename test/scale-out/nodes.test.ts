@@ -7,7 +7,7 @@ import pg from 'pg';
 import { openPostgresStores } from '../../src/store/postgres/index.ts';
 import { UpstreamOutcome } from '../../src/upstream/outcomes.ts';
 import { byId, defaultScript, fixtureResult, startHarness, type Harness } from '../api/harness.ts';
-import { expectError, gate, ledgerState, success, until, urlOf, variantQuery } from '../api/support.ts';
+import { expectError, flightShares, gate, ledgerState, success, until, urlOf, variantQuery } from '../api/support.ts';
 import { TEST_REDIS_URL } from '../support/backends.ts';
 
 describe('two nodes on PostgreSQL + Redis', () => {
@@ -26,6 +26,28 @@ describe('two nodes on PostgreSQL + Redis', () => {
     b.script = defaultScript;
   });
 
+  /**
+   * Waits until every request is in the flight before the holder is let go: `onA` and `onB`
+   * joined their own node's scrape, and the node without the upstream fetch waits on the
+   * holder's channel. (A request that holds its credit but has not joined yet when the flight
+   * ends scrapes by itself, rightly; the ledger's pending count alone does not tell.)
+   */
+  async function allJoined(before: { a: number; b: number }, onA: number, onB: number): Promise<void> {
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      const joined = await until(
+        async () =>
+          (await flightShares(a)) === before.a + onA &&
+          (await flightShares(b)) === before.b + onB &&
+          ((await redis.pubsub('CHANNELS', `${a.openAnother.redisPrefix}flight:*:done`)) as string[]).length === 1,
+        3000,
+      );
+      assert.ok(joined, 'every request joined the flight');
+    } finally {
+      redis.disconnect();
+    }
+  }
+
   test('identical live scrapes in flight on both nodes share one upstream fetch', async () => {
     const endpoint = byId('linkpage-b.page');
     const team = await a.newTeam(100, 1000);
@@ -36,10 +58,12 @@ describe('two nodes on PostgreSQL + Redis', () => {
       return fixtureResult(e);
     };
     const calls = a.calls.length + b.calls.length;
+    const shares = { a: await flightShares(a), b: await flightShares(b) };
     const first = a.get(url, { 'x-api-key': team.key });
     await until(() => a.calls.length + b.calls.length === calls + 1);
     const others = [...Array.from({ length: 5 }, () => b.get(url, { 'x-api-key': team.key })), ...Array.from({ length: 5 }, () => a.get(url, { 'x-api-key': team.key }))];
-    await until(async () => (await ledgerState(a, team.team.id)).pending === 11, 3000);
+    await allJoined(shares, 5, 4);
+    assert.equal((await ledgerState(a, team.team.id)).pending, 11);
     release();
     const bodies = [await first, ...(await Promise.all(others))].map(success);
     assert.equal(a.calls.length + b.calls.length, calls + 1, 'one upstream fetch for both nodes');
@@ -61,10 +85,12 @@ describe('two nodes on PostgreSQL + Redis', () => {
       throw new UpstreamOutcome('blocked', e.platform, 'captcha');
     };
     const calls = a.calls.length + b.calls.length;
+    const shares = { a: await flightShares(a), b: await flightShares(b) };
     const first = a.get(url, { 'x-api-key': team.key });
     await until(() => a.calls.length + b.calls.length === calls + 1);
     const waiting = Promise.all(Array.from({ length: 3 }, () => b.get(url, { 'x-api-key': team.key })));
-    await until(async () => (await ledgerState(a, team.team.id)).pending === 4, 3000);
+    await allJoined(shares, 0, 2);
+    assert.equal((await ledgerState(a, team.team.id)).pending, 4);
     release();
     for (const response of [await first, ...(await waiting)]) expectError(response, 502, 'UPSTREAM_BLOCKED', { authed: true });
     assert.equal(a.calls.length + b.calls.length, calls + 1);
