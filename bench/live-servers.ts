@@ -10,27 +10,31 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { writeHeapSnapshot } from 'node:v8';
 import { loadConfig, UNPACED_ENV } from '../src/config.ts';
-import { endpoints } from '../src/endpoints/index.ts';
-import { upstreamClient } from '../src/main.ts';
-import { buildApp } from '../src/server/app.ts';
+import { start } from '../src/main.ts';
 import { generateKey } from '../src/server/keys.ts';
 import { openSqliteStores } from '../src/store/sqlite/index.ts';
 import { cpuReport } from './cpu-profile.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-live-'));
-const config = loadConfig({ ...UNPACED_ENV, ...process.env, DATA_DIR: dir, CURSOR_SECRET: 'bench-cursor-secret-0123456789' });
-const stores = openSqliteStores({ path: join(dir, 'service.db') });
-const client = upstreamClient(config);
-const app = await buildApp({
-  stores,
-  endpoints,
-  cursorSecret: config.cursorSecret,
-  upstream: (platform, signal, deadline) => client.bind(platform, signal, deadline),
-  requestBudgetMs: 30_000,
-  // The load generator is one client address holding up to 2,000 connections at once.
-  connections: { maxConnections: 10_000, maxConnectionsPerAddress: 10_000 },
+// The service as `npm run serve` starts it (main.ts: its garbage collector's settings, its log at
+// the default level with a line per request, its webhook dispatcher, job runner and monitor
+// scheduler), on its default settings but for these: the pace lifted (the environment may set
+// it again, or add proxies), a free port, a budget of 30 s for phase 3's 2,000 scrapes at once,
+// and room for the load generator, one client address holding up to 2,000 connections. Its
+// log goes to a file in its data directory, as `npm run serve > file` would send it.
+const config = loadConfig({
+  ...UNPACED_ENV,
+  ...process.env,
+  DATA_DIR: dir,
+  CURSOR_SECRET: 'bench-cursor-secret-0123456789',
+  HOST: '127.0.0.1',
+  PORT: '0',
+  REQUEST_BUDGET_MS: '30000',
+  MAX_CONNECTIONS: '10000',
+  MAX_CONNECTIONS_PER_ADDRESS: '10000',
 });
-await app.listen({ port: 0, host: '127.0.0.1' });
+const stores = openSqliteStores({ path: join(dir, 'service.db') });
+const running = await start(config, stores, { log: join(dir, 'service.log') });
 const team = await stores.accounts.createTeam({ name: 'bench', credits: 1_000_000_000, rateLimit: 10_000_000 });
 const key = generateKey();
 await stores.accounts.createKey({ teamId: team.id, name: 'bench', hash: key.hash, prefix: key.prefix, last4: key.last4 });
@@ -49,7 +53,7 @@ const samplePeak = () => {
 
 process.stdout.write(
   `${JSON.stringify({
-    service: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`,
+    service: running.address,
     key: key.key,
     dataDir: dir,
   })}\n`,
@@ -78,9 +82,4 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   }
   if (command === 'snapshot') process.stdout.write(`${JSON.stringify({ snapshot: writeHeapSnapshot(undefined) })}\n`);
 });
-process.on('SIGTERM', async () => {
-  await app.close();
-  await client.close();
-  await stores.close();
-  process.exit(0);
-});
+// SIGTERM drains and stops the service, as it does `npm run serve` (main.ts).

@@ -46,8 +46,12 @@ export interface Running {
   stop: () => Promise<void>;
 }
 
-/** Starts the API on the configured address; SIGTERM, SIGINT and SIGHUP (or the end of the npm that started it) drain it and stop. */
-export async function start(config: Config, given?: Stores): Promise<Running> {
+/**
+ * Starts the API on the configured address; SIGTERM, SIGINT and SIGHUP (or the end of the npm
+ * that started it) drain it and stop. `log` is where its log goes: a file descriptor or a file's
+ * path, standard output unless given.
+ */
+export async function start(config: Config, given?: Stores, { log = 1 }: { log?: number | string } = {}): Promise<Running> {
   const stores = given ?? (await openStores(config));
   const client = upstreamClient(config, stores);
   // TEST_MODE=on: the sandbox in this process, on free loopback ports, for test-mode keys alone;
@@ -65,7 +69,7 @@ export async function start(config: Config, given?: Stores): Promise<Running> {
     breaker: config.breaker,
     metricsToken: config.metricsToken,
     publicBaseUrl: config.publicBaseUrl,
-    logger: { level: config.logLevel, stream: logDestination() },
+    logger: { level: config.logLevel, stream: logDestination(log) },
     connections: config.connections,
     trustProxy: config.trustProxy,
     requestRecordsDays: config.requestRecordsDays,
