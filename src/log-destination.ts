@@ -21,6 +21,7 @@ export class LogDestination {
   readonly #out: SonicBoom;
   #lines: string[] = [];
   #chars = 0;
+  #ended = false;
   readonly #timer: NodeJS.Timeout;
 
   /** To `dest`: a file descriptor (standard output by default) or a file's path, appended to. */
@@ -35,6 +36,9 @@ export class LogDestination {
   }
 
   write(line: string): boolean {
+    // Once ended (the service stopped), a line has nowhere to go: it is dropped rather than
+    // thrown at whoever logged it.
+    if (this.#ended) return true;
     this.#lines.push(line);
     this.#chars += line.length;
     if (this.#chars >= GATHER_CHARS) this.flushSync();
@@ -64,6 +68,7 @@ export class LogDestination {
   /** Writes out what is gathered and closes the destination. */
   end(): void {
     if (!open.delete(this)) return;
+    this.#ended = true;
     clearInterval(this.#timer);
     this.flushSync();
     this.#out.end();

@@ -58,6 +58,7 @@ export async function start(config: Config, given?: Stores, { log = 1 }: { log?:
   // imported only then (its platforms' pages and generators are several MB of heap).
   const sandbox = config.testMode ? await (await import('../sandbox/server.ts')).startSandbox({ seed: 'test-mode', portBase: 0, host: '127.0.0.1' }) : null;
   const testClient = sandbox ? upstreamClient(loadConfig({ ...UNPACED_ENV, ...sandbox.env, DATA_DIR: config.dataDir, CURSOR_SECRET: config.cursorSecret })) : null;
+  const logTo = logDestination(log);
   const app = await buildApp({
     stores,
     endpoints,
@@ -69,7 +70,7 @@ export async function start(config: Config, given?: Stores, { log = 1 }: { log?:
     breaker: config.breaker,
     metricsToken: config.metricsToken,
     publicBaseUrl: config.publicBaseUrl,
-    logger: { level: config.logLevel, stream: logDestination(log) },
+    logger: { level: config.logLevel, stream: logTo },
     connections: config.connections,
     trustProxy: config.trustProxy,
     requestRecordsDays: config.requestRecordsDays,
@@ -93,6 +94,9 @@ export async function start(config: Config, given?: Stores, { log = 1 }: { log?:
     await testClient?.close();
     await sandbox?.close();
     await stores.close();
+    // Written out and closed here, not only when the process exits: a service stopped in a
+    // process that goes on (tests, an embedding program) would hold its last lines and its file.
+    logTo.end();
   };
   let address: string;
   try {

@@ -44,6 +44,23 @@ test('many lines go out in a few writes, whole and in order', async () => {
   destination.end();
 });
 
+test('end() writes out what is gathered; a line logged after it is dropped, not thrown at the caller', () => {
+  const file = join(dir, 'ended.log');
+  const destination = logDestination(file);
+  const log = pino({ level: 'info' }, destination);
+  log.info('before');
+  destination.end();
+  assert.deepEqual(
+    lines(file).map((line) => line.msg),
+    ['before'],
+  );
+  for (let i = 0; i < 100; i += 1) log.info({ padding: 'x'.repeat(100) }, 'after');
+  assert.deepEqual(
+    lines(file).map((line) => line.msg),
+    ['before'],
+  );
+});
+
 test("pino's logger.flush() writes out what is gathered, then calls back", async () => {
   const file = join(dir, 'flush.log');
   const destination = logDestination(file);

@@ -2,7 +2,7 @@
 // harness, optionally behind a bearer token) and the structured request log (one JSON line
 // per request, never the key; unexpected faults logged with the request id, never leaked).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -184,6 +184,32 @@ describe('GET /metrics without METRICS_TOKEN', () => {
       } finally {
         await guarded.stop();
       }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('the service started with a log file writes its lines there: one a request, at the default level', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'log-file-'));
+    const log = join(dataDir, 'service.log');
+    try {
+      const running = await start(loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }), undefined, { log });
+      let requestId: string | null;
+      try {
+        const response = await fetch(`${running.address}/v1/account`);
+        assert.equal(response.status, 401);
+        requestId = response.headers.get('x-request-id');
+        assert.match(requestId ?? '', REQUEST_ID);
+      } finally {
+        await running.stop();
+      }
+      const lines = readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as LogLine);
+      const requestLines = lines.filter((line) => line.requestId === requestId && line.msg === 'request');
+      assert.equal(requestLines.length, 1, `one line for the request in ${JSON.stringify(lines)}`);
+      assert.equal(requestLines[0]?.status, 401);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
