@@ -231,7 +231,6 @@ export function gate(): { opened: Promise<void>; release: () => void } {
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Polls `condition` every 5 ms until it holds or `timeoutMs` passes. */
 /** Scrapes that joined an identical one already in flight on this node (api_single_flight_shared_total, every endpoint). */
 export async function flightShares(h: Harness): Promise<number> {
   const text = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
@@ -240,6 +239,7 @@ export async function flightShares(h: Harness): Promise<number> {
   return sum;
 }
 
+/** Polls `condition` every 5 ms until it holds or `timeoutMs` passes. */
 export async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 3000): Promise<boolean> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
