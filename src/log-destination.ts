@@ -21,6 +21,7 @@ export class LogDestination {
   readonly #out: SonicBoom;
   #lines: string[] = [];
   #chars = 0;
+  /** Set by end(); `open` only lists the destinations the exit handler writes out. */
   #ended = false;
   readonly #timer: NodeJS.Timeout;
 
@@ -67,8 +68,9 @@ export class LogDestination {
 
   /** Writes out what is gathered and closes the destination. */
   end(): void {
-    if (!open.delete(this)) return;
+    if (this.#ended) return;
     this.#ended = true;
+    open.delete(this);
     clearInterval(this.#timer);
     this.flushSync();
     this.#out.end();

@@ -189,32 +189,6 @@ describe('GET /metrics without METRICS_TOKEN', () => {
     }
   });
 
-  test('the service started with a log file writes its lines there: one a request, at the default level', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'log-file-'));
-    const log = join(dataDir, 'service.log');
-    try {
-      const running = await start(loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }), undefined, { log });
-      let requestId: string | null;
-      try {
-        const response = await fetch(`${running.address}/v1/account`);
-        assert.equal(response.status, 401);
-        requestId = response.headers.get('x-request-id');
-        assert.match(requestId ?? '', REQUEST_ID);
-      } finally {
-        await running.stop();
-      }
-      const lines = readFileSync(log, 'utf8')
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as LogLine);
-      const requestLines = lines.filter((line) => line.requestId === requestId && line.msg === 'request');
-      assert.equal(requestLines.length, 1, `one line for the request in ${JSON.stringify(lines)}`);
-      assert.equal(requestLines[0]?.status, 401);
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
-
   test('METRICS_PORT is a port number', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'metrics-'));
     try {
@@ -311,6 +285,32 @@ describe('request logs', () => {
       assert.ok(!line.includes(h.key), `a log line carries the key: ${line}`);
       assert.ok(!line.includes(h.key.slice(9)), `a log line carries the key's secret part: ${line}`);
       assert.ok(!line.includes(wrongKey.slice(9)), `a log line carries a presented key: ${line}`);
+    }
+  });
+
+  test('the service started with a log file writes its lines there: one a request, at the default level', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'log-file-'));
+    const log = join(dataDir, 'service.log');
+    try {
+      const running = await start(loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }), undefined, { log });
+      let requestId: string | null;
+      try {
+        const response = await fetch(`${running.address}/v1/account`);
+        assert.equal(response.status, 401);
+        requestId = response.headers.get('x-request-id');
+        assert.match(requestId ?? '', REQUEST_ID);
+      } finally {
+        await running.stop();
+      }
+      const logged = readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as LogLine);
+      const requestLines = logged.filter((line) => line.requestId === requestId && line.msg === 'request');
+      assert.equal(requestLines.length, 1, `one line for the request in ${JSON.stringify(logged)}`);
+      assert.equal(requestLines[0]?.status, 401);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 
